@@ -1,0 +1,84 @@
+"""`python -m spacy_biolink ...`: build, evaluate and use linking pipelines."""
+import json
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+from wasabi import msg
+
+from .errors import BioLinkError
+from .util import atomic_file
+
+app = typer.Typer(name="spacy_biolink", add_completion=False, no_args_is_help=True,
+                  pretty_exceptions_enable=False,
+                  help="Biomedical entity linking for spaCy.")
+
+
+def _fail_cleanly(func):
+    """Show a BioLinkError as one readable line and exit 1, instead of a traceback."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except BioLinkError as err:
+            msg.fail(str(err), exits=1)
+
+    return wrapper
+
+
+@app.command("init-linker")
+@_fail_cleanly
+def init_linker_cli(
+    output_dir: Path = typer.Argument(..., help="Directory for the pipeline (spacy.load opens it)"),
+    dictionary: Path = typer.Option(..., "--dictionary", "-d", help="Dictionary file (.gz ok)"),
+    format: Optional[str] = typer.Option(None, "--format", "-f",
+                                         help="medic|biosyn|ctd|tsv|jsonl; inferred if omitted"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c",
+                                          help="Pipeline .cfg to use instead of the default"),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
+):
+    """Build a blank English pipeline with bio_linker over DICTIONARY and save it."""
+    import time
+
+    from .pipeline import init_linker
+
+    started = time.perf_counter()
+    nlp = init_linker(output_dir, dictionary, format=format, config_path=config, force=force)
+    linker = nlp.get_pipe("bio_linker")
+    msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
+             f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")
+
+
+@app.command("evaluate")
+@_fail_cleanly
+def evaluate_cli(
+    model_dir: Path = typer.Argument(..., help="Saved pipeline with bio_linker"),
+    corpus: Path = typer.Argument(..., help="PubTator corpus (.gz ok)"),
+    types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
+    pmids: Optional[Path] = typer.Option(None, "--pmids", help="File of PMIDs to keep, one a line"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
+):
+    """Gold-mention acc@1 / acc@5 of a saved pipeline on a PubTator corpus."""
+    from .evaluation import evaluate_gold_mentions, format_table
+    from .pipeline import load_linker_pipeline
+
+    nlp = load_linker_pipeline(model_dir)
+    type_set = {t.strip() for t in types.split(",") if t.strip()} if types else None
+    pmid_set = None
+    if pmids is not None:
+        pmid_set = {line.strip() for line in pmids.read_text(encoding="utf8").splitlines() if line.strip()}
+    result = evaluate_gold_mentions(nlp, corpus, types=type_set, pmids=pmid_set, progress=True)
+    result["model"] = str(model_dir)
+    print(format_table(result))
+    if output is not None:
+        with atomic_file(output) as fileh:
+            json.dump(result, fileh, indent=2)
+        msg.good(f"Wrote {output}")
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    app()

@@ -1,0 +1,361 @@
+"""The `bio_linker` pipe: links entity spans to dictionary concepts.
+
+It owns none of the math. Per batch of docs it collects the spans to link, dedupes their
+texts (and skips those it has seen recently), encodes the rest in one encoder call,
+searches the index once, and writes `span.kb_id_` and `span._.kb_ents`.
+"""
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+import warnings
+
+import numpy
+import srsly
+from scipy import sparse
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.vocab import Vocab
+from thinc.api import Config, Model
+from tqdm import tqdm
+
+from .dictionary import ConceptDictionary
+from .errors import BioLinkError, Errors, Warnings
+from .extensions import install_extensions
+from .index import NameIndex
+from .search import Candidates, search_concepts
+
+DEFAULT_ENCODER_CONFIG = """
+[model]
+@architectures = "spacy-biolink.TfidfEncoder.v1"
+analyzer = "char_wb"
+ngram_range = [3, 3]
+lowercase = true
+sublinear_tf = false
+min_df = 1
+"""
+
+
+@Language.factory(
+    "bio_linker",
+    assigns=["token.ent_kb_id", "span._.kb_ents"],
+    requires=[],
+    default_config={
+        "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
+        "index": {"@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 256},
+        "k": 10,
+        "threshold": 0.0,
+        "nil_id": "NIL",
+        "max_entities_per_mention": 5,
+        "spans_key": None,
+        "labels": [],
+        "cache_size": 100000,
+        "scorer": {"@scorers": "spacy-biolink.linking_scorer.v1"},
+    },
+    default_score_weights={"bio_linker_acc": 1.0, "bio_linker_micro_p": None,
+                           "bio_linker_micro_r": None, "bio_linker_micro_f": None},
+)
+def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameIndex, k: int,
+                    threshold: float, nil_id: str, max_entities_per_mention: int,
+                    spans_key: Optional[str], labels: List[str], cache_size: int,
+                    scorer: Optional[Callable]) -> "BioLinker":
+    return BioLinker(nlp.vocab, encoder, index, name=name, k=k, threshold=threshold,
+                     nil_id=nil_id, max_entities_per_mention=max_entities_per_mention,
+                     spans_key=spans_key, labels=labels, cache_size=cache_size, scorer=scorer)
+
+
+class Mention:
+    """A stretch of a doc to link: a span, or gold offsets that need not align to tokens."""
+
+    __slots__ = ("doc", "start_char", "end_char", "text")
+
+    def __init__(self, doc: Doc, start_char: int, end_char: int, text: Optional[str] = None):
+        self.doc = doc
+        self.start_char = start_char
+        self.end_char = end_char
+        self.text = doc.text[start_char:end_char] if text is None else text
+
+    @classmethod
+    def from_span(cls, span: Span) -> "Mention":
+        return cls(span.doc, span.start_char, span.end_char, span.text)
+
+
+class BioLinker(Pipe):
+    """Links spans (doc.ents, or doc.spans[spans_key]) to concepts of a ConceptDictionary."""
+
+    def __init__(self, vocab: Vocab, encoder: Model, index: NameIndex, *,
+                 name: str = "bio_linker", k: int = 10, threshold: float = 0.0,
+                 nil_id: str = "NIL", max_entities_per_mention: int = 5,
+                 spans_key: Optional[str] = None, labels: Sequence[str] = (),
+                 cache_size: int = 100000, scorer: Optional[Callable] = None):
+        _check_config(k=k, threshold=threshold, max_entities_per_mention=max_entities_per_mention,
+                      cache_size=cache_size, nil_id=nil_id)
+        install_extensions()
+        self.vocab = vocab
+        self.name = name
+        self.model = encoder
+        self.index = index
+        self.scorer = scorer
+        self.dictionary: Optional[ConceptDictionary] = None
+        self.cfg: Dict = {
+            "k": k, "threshold": threshold, "nil_id": nil_id,
+            "max_entities_per_mention": max_entities_per_mention,
+            "spans_key": spans_key, "labels": list(labels), "cache_size": cache_size,
+            "initialized": False,
+        }
+        self._cache: "OrderedDict[str, Candidates]" = OrderedDict()
+
+    # Set-up ----------------------------------------------------------------
+
+    @property
+    def is_initialized(self) -> bool:
+        return self.dictionary is not None and self.index.is_built
+
+    def initialize(self, get_examples: Optional[Callable[[], Iterable]] = None, *,
+                   nlp: Optional[Language] = None,
+                   dictionary: Union[ConceptDictionary, Callable[[], ConceptDictionary], None] = None
+                   ) -> None:
+        """Fit the encoder's statistics on the dictionary names and build the index.
+
+        dictionary: a ConceptDictionary, or a callable returning one (the registered
+            loader `spacy-biolink.load_dictionary.v1` in [initialize.components.NAME]).
+        """
+        if dictionary is None:
+            dictionary = self.dictionary
+        elif not isinstance(dictionary, ConceptDictionary) and callable(dictionary):
+            dictionary = dictionary()
+        if dictionary is None:
+            raise BioLinkError(Errors.E101)
+        if not isinstance(dictionary, ConceptDictionary):
+            raise BioLinkError(Errors.E105.format(type=type(dictionary).__name__))
+        shared = dictionary.shared_names()
+        if shared:
+            name, ids = shared[0]
+            warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids)))
+        names = list(dictionary.names)
+        self.model.initialize(X=names)
+        self.index.build(self.encode(names, progress=True))
+        self.dictionary = dictionary
+        self.cfg["initialized"] = True
+        self._cache.clear()
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
+        """Encode texts in batches (sparse rows or a dense float32 array)."""
+        batches = range(0, len(texts), batch_size)
+        parts = [self.model.predict(list(texts[i:i + batch_size]))
+                 for i in tqdm(batches, desc=f"{self.name}: encoding names", unit="batch",
+                               disable=not progress or len(batches) < 2)]
+        if not parts:
+            return self.model.predict([])
+        if sparse.issparse(parts[0]):
+            return sparse.vstack(parts, format="csr")
+        return numpy.concatenate(parts)
+
+    # Linking ---------------------------------------------------------------
+
+    def __call__(self, doc: Doc) -> Doc:
+        self.set_annotations([doc], self.predict([doc]))
+        return doc
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        error_handler = self.get_error_handler()
+        for docs in util.minibatch(stream, size=batch_size):
+            try:
+                self.set_annotations(docs, self.predict(docs))
+                yield from docs
+            except Exception as err:
+                error_handler(self.name, self, docs, err)
+
+    def spans_to_link(self, doc: Doc) -> List[Span]:
+        key = self.cfg["spans_key"]
+        if key is None:
+            spans = list(doc.ents)
+        else:
+            spans = list(doc.spans[key]) if key in doc.spans else []
+        labels = self.cfg["labels"]
+        if labels:
+            spans = [s for s in spans if s.label_ in labels]
+        return spans
+
+    def predict(self, docs: Iterable[Doc]) -> List[List[Candidates]]:
+        """For each doc, the ranked candidates of each span that spans_to_link returns."""
+        docs = list(docs)
+        per_doc = [[Mention.from_span(s) for s in self.spans_to_link(doc)] for doc in docs]
+        flat = self.predict_mentions([m for mentions in per_doc for m in mentions])
+        out, i = [], 0
+        for mentions in per_doc:
+            out.append(flat[i:i + len(mentions)])
+            i += len(mentions)
+        return out
+
+    def predict_mentions(self, mentions: Sequence[Mention], k: Optional[int] = None
+                         ) -> List[Candidates]:
+        """Ranked (concept index, score) candidates per mention, at most k (default cfg k).
+
+        The batch is deduplicated: each distinct text is encoded and searched once.
+        """
+        if not self.is_initialized:
+            raise BioLinkError(Errors.E101)
+        k = k or self.cfg["k"]
+        keys = [self.query_text(m) for m in mentions]
+        results = self.link_texts(sorted({q for q in keys if q}), k)
+        return [results[q] if q else [] for q in keys]
+
+    def query_text(self, mention: Mention) -> str:
+        """The string that is encoded for a mention; empty when there is nothing to link."""
+        text = " ".join(mention.text.split())
+        # Whitespace or punctuation alone names no concept.
+        return text if any(ch.isalnum() for ch in text) else ""
+
+    def link_texts(self, texts: Sequence[str], k: int) -> Dict[str, Candidates]:
+        cache = self._cache
+        cache_size = self.cfg["cache_size"]
+        found: Dict[str, Candidates] = {}
+        todo = []
+        for text in texts:
+            cached = cache.get((text, k)) if cache_size else None
+            if cached is None:
+                todo.append(text)
+            else:
+                cache.move_to_end((text, k))
+                found[text] = cached
+        if todo:
+            vectors = self.encode(todo)
+            for text, candidates in zip(todo, search_concepts(self.dictionary, self.index, vectors, k)):
+                found[text] = candidates
+                if cache_size:
+                    cache[(text, k)] = candidates
+            while len(cache) > cache_size:
+                cache.popitem(last=False)
+        return found
+
+    def kb_ents(self, candidates: Candidates) -> List[Tuple[str, float]]:
+        """Candidates at or above the threshold, as (concept id, score), best first."""
+        threshold = self.cfg["threshold"]
+        kept = [(self.dictionary.primary_id(c), round(score, 6)) for c, score in candidates
+                if score >= threshold]
+        return kept[: self.cfg["max_entities_per_mention"]]
+
+    def set_annotations(self, docs: Iterable[Doc], predictions: List[List[Candidates]]) -> None:
+        nil_id = self.cfg["nil_id"]
+        key = self.cfg["spans_key"]
+        for doc, doc_candidates in zip(docs, predictions):
+            spans = self.spans_to_link(doc)
+            results = {}
+            for span, candidates in zip(spans, doc_candidates):
+                kb_ents = self.kb_ents(candidates)
+                results[(span.start, span.end, span.label)] = (kb_ents[0][0] if kb_ents else nil_id,
+                                                              kb_ents)
+            if not results:
+                continue
+            if key is None:
+                ents = [_relabel(e, results) for e in doc.ents]
+                doc.set_ents(ents, default="unmodified")
+                linked = doc.ents
+            else:
+                group = doc.spans[key]
+                linked = [_relabel(s, results) for s in group]
+                doc.spans[key] = SpanGroup(doc, name=key, attrs=dict(group.attrs), spans=linked)
+            for span in linked:
+                found = results.get((span.start, span.end, span.label))
+                if found is not None:
+                    span._.kb_ents = found[1]
+
+    # Evaluation ------------------------------------------------------------
+
+    def score(self, examples, **kwargs) -> Dict[str, float]:
+        if self.dictionary is not None:
+            kwargs.setdefault("concept_ids", self._ids_of_primary)
+        return super().score(examples, **kwargs)
+
+    def _ids_of_primary(self, concept_id: str) -> Tuple[str, ...]:
+        c = self.dictionary.concept_index(concept_id)
+        return (concept_id,) if c is None else self.dictionary.ids_of(c)
+
+    # Serialization ---------------------------------------------------------
+
+    def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
+        serializers = {"cfg": lambda p: srsly.write_json(p, self.cfg),
+                       "encoder": lambda p: self.model.to_disk(p)}
+        if self.is_initialized:
+            serializers["dictionary"] = lambda p: self.dictionary.to_disk(p)
+            serializers["index"] = lambda p: self.index.to_disk(p)
+        util.to_disk(path, serializers, exclude)
+
+    def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
+        path = Path(path)
+        cfg_path = path / "cfg"
+        if not cfg_path.is_file():
+            raise BioLinkError(Errors.E104.format(path=path, reason="no cfg file"))
+        cfg = srsly.read_json(cfg_path)
+        parts = ["encoder"] + (["dictionary", "index"] if cfg.get("initialized") else [])
+        missing = [p for p in parts if p not in exclude and not (path / p).exists()]
+        if missing:
+            raise BioLinkError(Errors.E104.format(path=path, reason=f"missing {', '.join(missing)}"))
+        self.cfg.update(cfg)
+        try:
+            self.model.from_disk(path / "encoder")
+        except (ValueError, KeyError, OSError) as err:
+            raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
+        if cfg.get("initialized"):
+            dictionary = ConceptDictionary.from_disk(path / "dictionary")
+            try:
+                self.index.from_disk(path / "index")
+            except (ValueError, KeyError, OSError, RuntimeError) as err:
+                raise BioLinkError(Errors.E104.format(path=path, reason=f"index: {err}")) from None
+            self._adopt(dictionary, where=path)
+        return self
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        serializers = {"cfg": lambda: srsly.json_dumps(self.cfg),
+                       "encoder": lambda: self.model.to_bytes()}
+        if self.is_initialized:
+            serializers["dictionary"] = lambda: self.dictionary.to_bytes()
+            serializers["index"] = lambda: self.index.to_bytes()
+        return util.to_bytes(serializers, exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
+        msg = srsly.msgpack_loads(bytes_data)
+        if "cfg" not in msg or "encoder" not in msg:
+            raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no cfg or encoder"))
+        self.cfg.update(srsly.json_loads(msg["cfg"]))
+        self.model.from_bytes(msg["encoder"])
+        if self.cfg.get("initialized"):
+            if "dictionary" not in msg or "index" not in msg:
+                raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
+            self.index.from_bytes(msg["index"])
+            self._adopt(ConceptDictionary.from_bytes(msg["dictionary"]), where="<bytes>")
+        return self
+
+    def _adopt(self, dictionary: ConceptDictionary, *, where) -> None:
+        if self.index.n_vectors != dictionary.n_names:
+            raise BioLinkError(Errors.E104.format(
+                path=where, reason=f"the index holds {self.index.n_vectors} names but the "
+                                   f"dictionary {dictionary.n_names}"))
+        self.dictionary = dictionary
+        self._cache.clear()
+
+
+def _relabel(span: Span, results: Dict) -> Span:
+    found = results.get((span.start, span.end, span.label))
+    if found is None:
+        return span
+    return Span(span.doc, span.start, span.end, label=span.label, kb_id=found[0], span_id=span.id)
+
+
+def _check_config(**values) -> None:
+    if not isinstance(values["k"], int) or values["k"] < 1:
+        raise BioLinkError(Errors.E102.format(key="k", what="an integer >= 1", value=values["k"]))
+    m = values["max_entities_per_mention"]
+    if not isinstance(m, int) or m < 1:
+        raise BioLinkError(Errors.E102.format(key="max_entities_per_mention",
+                                              what="an integer >= 1", value=m))
+    if not isinstance(values["threshold"], (int, float)):
+        raise BioLinkError(Errors.E102.format(key="threshold", what="a number",
+                                              value=values["threshold"]))
+    if not isinstance(values["cache_size"], int) or values["cache_size"] < 0:
+        raise BioLinkError(Errors.E102.format(key="cache_size", what="an integer >= 0",
+                                              value=values["cache_size"]))
+    if not isinstance(values["nil_id"], str):
+        raise BioLinkError(Errors.E102.format(key="nil_id", what="a string", value=values["nil_id"]))

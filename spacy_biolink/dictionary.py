@@ -1,0 +1,272 @@
+"""ConceptDictionary: the one owner of concept ids and names.
+
+Concepts carry one or more ids (MEDIC's `C567755|613097` is one concept with two ids),
+names, and optionally a type and a definition. Names are stored once each (a name shared
+by two concepts maps to both), and the index refers to them by integer position.
+
+Everything is held in flat arrays (a UTF-8 blob plus offsets per string table, a CSR map
+from names to concepts) so a 10M-name dictionary loads as a handful of memory-mapped
+.npy files without building 10M Python strings.
+"""
+from collections import defaultdict
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import numpy
+import srsly
+
+from .errors import BioLinkError, Errors
+from .util import read_arrays, write_arrays
+
+ID_SEPARATOR = "|"
+
+
+class StringTable(Sequence):
+    """An immutable list of strings stored as one UTF-8 blob and int64 offsets."""
+
+    def __init__(self, blob: numpy.ndarray, offsets: numpy.ndarray):
+        self.blob = blob
+        self.offsets = offsets
+
+    @classmethod
+    def from_strings(cls, strings: Iterable[str]) -> "StringTable":
+        encoded = [s.encode("utf8") for s in strings]
+        offsets = numpy.zeros(len(encoded) + 1, dtype=numpy.int64)
+        numpy.cumsum([len(b) for b in encoded], out=offsets[1:])
+        blob = numpy.frombuffer(b"".join(encoded), dtype=numpy.uint8)
+        return cls(blob, offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        start, end = self.offsets[i], self.offsets[i + 1]
+        return self.blob[start:end].tobytes().decode("utf8")
+
+    def __iter__(self) -> Iterator[str]:
+        data = self.blob.tobytes()
+        offsets = self.offsets.tolist()
+        for start, end in zip(offsets, offsets[1:]):
+            yield data[start:end].decode("utf8")
+
+
+class Concept:
+    """One concept as readers produce it, before it enters a ConceptDictionary."""
+
+    __slots__ = ("ids", "names", "type", "definition")
+
+    def __init__(self, ids: Sequence[str], names: Sequence[str], type: str = "",
+                 definition: str = ""):
+        self.ids = tuple(ids)
+        self.names = tuple(names)
+        self.type = type
+        self.definition = definition
+
+    def __repr__(self) -> str:
+        return f"Concept(ids={self.ids!r}, names={self.names!r})"
+
+
+class ConceptDictionary:
+    """Concepts (ids, names, type, definition) and the name -> concepts map."""
+
+    def __init__(self, concept_ids: StringTable, names: StringTable,
+                 name_concepts_indptr: numpy.ndarray, name_concepts: numpy.ndarray,
+                 types: Optional[StringTable] = None,
+                 definitions: Optional[StringTable] = None):
+        self.concept_ids = concept_ids  # "primary|alt|alt" per concept
+        self.names = names
+        self.name_concepts_indptr = name_concepts_indptr
+        self.name_concepts = name_concepts
+        self.types = types
+        self.definitions = definitions
+        self._id_lookup: Optional[Dict[str, int]] = None
+        self._primary_ids: Optional[List[str]] = None
+        self._names_by_concept: Optional[Dict[int, List[int]]] = None
+
+    # Building ---------------------------------------------------------------
+
+    @classmethod
+    def from_concepts(cls, concepts: Iterable[Concept], *, source: str = "<concepts>"
+                      ) -> "ConceptDictionary":
+        """Build from concepts; lines that repeat a primary id are merged into one concept."""
+        concept_index: Dict[str, int] = {}
+        all_ids: List[List[str]] = []
+        types: List[str] = []
+        definitions: List[str] = []
+        name_index: Dict[str, int] = {}
+        name_to_concepts: List[List[int]] = []
+        for concept in concepts:
+            ids = [i for i in (x.strip() for x in concept.ids) if i]
+            if not ids:
+                continue
+            primary = ids[0]
+            c = concept_index.get(primary)
+            if c is None:
+                c = concept_index[primary] = len(all_ids)
+                all_ids.append(ids)
+                types.append(concept.type or "")
+                definitions.append(concept.definition or "")
+            else:
+                all_ids[c].extend(i for i in ids if i not in all_ids[c])
+                types[c] = types[c] or concept.type or ""
+                definitions[c] = definitions[c] or concept.definition or ""
+            for name in concept.names:
+                name = name.strip()
+                if not name:
+                    continue
+                n = name_index.get(name)
+                if n is None:
+                    name_index[name] = len(name_to_concepts)
+                    name_to_concepts.append([c])
+                elif c not in name_to_concepts[n]:
+                    name_to_concepts[n].append(c)
+        # A concept with no name can never be retrieved; keep it out of the index but
+        # fail loudly when nothing at all is left.
+        if not name_to_concepts:
+            raise BioLinkError(Errors.E005.format(source=source))
+        indptr = numpy.zeros(len(name_to_concepts) + 1, dtype=numpy.int64)
+        numpy.cumsum([len(cs) for cs in name_to_concepts], out=indptr[1:])
+        flat = numpy.fromiter((c for cs in name_to_concepts for c in cs), dtype=numpy.int32,
+                              count=int(indptr[-1]))
+        return cls(
+            StringTable.from_strings(ID_SEPARATOR.join(ids) for ids in all_ids),
+            StringTable.from_strings(name_index.keys()),
+            indptr, flat,
+            StringTable.from_strings(types) if any(types) else None,
+            StringTable.from_strings(definitions) if any(definitions) else None,
+        )
+
+    def with_names(self, extra: Iterable[Tuple[str, str]], *, source: str = "<names>"
+                   ) -> Tuple["ConceptDictionary", List[Tuple[str, str]]]:
+        """Return a dictionary with (name, concept_id) pairs added, and the pairs whose id
+        is unknown (they are not added: a name without a concept cannot be linked)."""
+        concepts = list(self.iter_concepts())
+        unknown = []
+        for name, concept_id in extra:
+            c = self.concept_index(concept_id)
+            if c is None:
+                unknown.append((name, concept_id))
+            else:
+                concepts[c].names = concepts[c].names + (name,)
+        return ConceptDictionary.from_concepts(concepts, source=source), unknown
+
+    # Access -----------------------------------------------------------------
+
+    @property
+    def n_concepts(self) -> int:
+        return len(self.concept_ids)
+
+    @property
+    def n_names(self) -> int:
+        return len(self.names)
+
+    def __len__(self) -> int:
+        return self.n_concepts
+
+    def primary_id(self, concept: int) -> str:
+        if self._primary_ids is None:
+            self._primary_ids = [ids.split(ID_SEPARATOR, 1)[0] for ids in self.concept_ids]
+        return self._primary_ids[concept]
+
+    def ids_of(self, concept: int) -> Tuple[str, ...]:
+        return tuple(self.concept_ids[concept].split(ID_SEPARATOR))
+
+    def concepts_of_name(self, name_index: int) -> numpy.ndarray:
+        start, end = self.name_concepts_indptr[name_index], self.name_concepts_indptr[name_index + 1]
+        return self.name_concepts[start:end]
+
+    def concept_index(self, concept_id: str) -> Optional[int]:
+        """The concept holding `concept_id` as its primary or an alternative id."""
+        if self._id_lookup is None:
+            lookup: Dict[str, int] = {}
+            for c, ids in enumerate(self.concept_ids):
+                for i in ids.split(ID_SEPARATOR):
+                    lookup.setdefault(i, c)
+            self._id_lookup = lookup
+        return self._id_lookup.get(concept_id.strip())
+
+    def names_of(self, concept: int) -> List[str]:
+        if self._names_by_concept is None:
+            by_concept: Dict[int, List[int]] = defaultdict(list)
+            owners = numpy.repeat(numpy.arange(self.n_names), numpy.diff(self.name_concepts_indptr))
+            for n, c in zip(owners.tolist(), self.name_concepts.tolist()):
+                by_concept[c].append(n)
+            self._names_by_concept = by_concept
+        return [self.names[n] for n in self._names_by_concept.get(concept, [])]
+
+    def iter_concepts(self) -> Iterator[Concept]:
+        for c in range(self.n_concepts):
+            yield Concept(self.ids_of(c), self.names_of(c),
+                          self.types[c] if self.types is not None else "",
+                          self.definitions[c] if self.definitions is not None else "")
+
+    def shared_names(self) -> List[Tuple[str, List[str]]]:
+        """Names that belong to more than one concept, with those concepts' ids."""
+        counts = numpy.diff(self.name_concepts_indptr)
+        return [(self.names[int(n)], [self.primary_id(int(c)) for c in self.concepts_of_name(int(n))])
+                for n in numpy.flatnonzero(counts > 1)]
+
+    # Serialization ----------------------------------------------------------
+
+    _TABLES = ("concept_ids", "names", "types", "definitions")
+
+    def to_state(self) -> Tuple[dict, Dict[str, numpy.ndarray]]:
+        arrays = {"name_concepts.indptr": self.name_concepts_indptr,
+                  "name_concepts": self.name_concepts}
+        for stem in self._TABLES:
+            table = getattr(self, stem)
+            if table is not None:
+                arrays[f"{stem}.blob"] = table.blob
+                arrays[f"{stem}.offsets"] = table.offsets
+        return {"n_concepts": self.n_concepts, "n_names": self.n_names}, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: Dict[str, numpy.ndarray], *, where: str = "<bytes>"
+                   ) -> "ConceptDictionary":
+        try:
+            tables = {stem: StringTable(arrays[f"{stem}.blob"], arrays[f"{stem}.offsets"])
+                      if f"{stem}.blob" in arrays else None for stem in cls._TABLES}
+            dictionary = cls(tables["concept_ids"], tables["names"],
+                             arrays["name_concepts.indptr"], arrays["name_concepts"],
+                             tables["types"], tables["definitions"])
+            problems = [stem for stem, t in tables.items()
+                        if t is not None and (len(t.offsets) == 0 or t.offsets[-1] != len(t.blob))]
+            if (dictionary.n_concepts != meta["n_concepts"] or dictionary.n_names != meta["n_names"]
+                    or len(dictionary.name_concepts_indptr) != dictionary.n_names + 1
+                    or dictionary.name_concepts_indptr[-1] != len(dictionary.name_concepts)):
+                problems.append("name/concept tables")
+        except (KeyError, TypeError, AttributeError) as err:
+            raise BioLinkError(Errors.E104.format(path=where, reason=f"dictionary lacks {err}")) from None
+        if problems:
+            raise BioLinkError(Errors.E104.format(
+                path=where, reason=f"dictionary tables disagree in size ({', '.join(problems)})"))
+        return dictionary
+
+    def to_disk(self, path, exclude=tuple()) -> None:
+        meta, arrays = self.to_state()
+        write_arrays(path, arrays, meta)
+
+    @classmethod
+    def from_disk(cls, path, exclude=tuple()) -> "ConceptDictionary":
+        try:
+            meta, arrays = read_arrays(path, mmap=("names.blob", "definitions.blob"))
+        except (OSError, ValueError, KeyError) as err:
+            raise BioLinkError(Errors.E104.format(path=path, reason=f"dictionary: {err}")) from None
+        return cls.from_state(meta, arrays, where=str(path))
+
+    def to_bytes(self) -> bytes:
+        meta, arrays = self.to_state()
+        return srsly.msgpack_dumps({"meta": meta, "arrays": arrays})
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "ConceptDictionary":
+        msg = srsly.msgpack_loads(data)
+        return cls.from_state(msg["meta"], msg["arrays"])
+
+    def __repr__(self) -> str:
+        return f"<ConceptDictionary: {self.n_concepts} concepts, {self.n_names} names>"

@@ -1,0 +1,250 @@
+"""Nearest-name search: exact sparse top-k (scipy) and dense top-k (faiss).
+
+Both hold one vector per dictionary NAME and answer `search(queries, k)` with
+`(scores, name_ids)` arrays of shape (n_queries, k), best first, ties broken by the lower
+name id, padded with id -1. The dictionary, not the index, knows what a name id means.
+"""
+from typing import Optional, Tuple
+
+import numpy
+import srsly
+from scipy import sparse
+from tqdm import tqdm
+
+from .errors import BioLinkError, Errors
+from .util import read_arrays, write_arrays
+
+SearchResult = Tuple[numpy.ndarray, numpy.ndarray]
+
+
+def _empty_result(n: int, k: int) -> SearchResult:
+    return numpy.zeros((n, k), dtype=numpy.float32), numpy.full((n, k), -1, dtype=numpy.int64)
+
+
+def top_k_rows(scores: numpy.ndarray, k: int, *, min_score: float = -numpy.inf) -> SearchResult:
+    """Top-k per row of a dense score block, best first, ties to the lower column.
+
+    Only entries > min_score count. The result for a row depends on that row alone, so a
+    mention gets the same candidates whatever batch it arrives in.
+    """
+    n_rows, n_cols = scores.shape
+    out_scores, out_ids = _empty_result(n_rows, k)
+    if n_rows == 0 or n_cols == 0:
+        return out_scores, out_ids
+    take = min(k, n_cols)
+    if take < n_cols:
+        part = numpy.argpartition(-scores, take - 1, axis=1)[:, :take]
+    else:
+        part = numpy.broadcast_to(numpy.arange(n_cols), (n_rows, n_cols)).copy()
+    part_scores = numpy.take_along_axis(scores, part, axis=1)
+    # argpartition picks arbitrarily among scores equal to the k-th; where such a tie
+    # straddles the cut, redo that row so the lower ids win.
+    kth = part_scores.min(axis=1)
+    straddling = (scores >= kth[:, None]).sum(axis=1) > take
+    for row in numpy.flatnonzero(straddling):
+        candidates = numpy.flatnonzero(scores[row] >= kth[row])
+        order = numpy.lexsort((candidates, -scores[row, candidates]))[:take]
+        part[row] = candidates[order]
+        part_scores[row] = scores[row, part[row]]
+    order = numpy.lexsort((part, -part_scores), axis=-1)
+    part = numpy.take_along_axis(part, order, axis=1)
+    part_scores = numpy.take_along_axis(part_scores, order, axis=1)
+    valid = part_scores > min_score
+    out_scores[:, :take] = numpy.where(valid, part_scores, 0.0)
+    out_ids[:, :take] = numpy.where(valid, part, -1)
+    return out_scores, out_ids
+
+
+class NameIndex:
+    """What every index offers; subclasses define build/add/search and to/from_state."""
+
+    vector_kind = ""
+
+    def to_disk(self, path, exclude=tuple()) -> None:
+        meta, arrays = self.to_state()
+        write_arrays(path, arrays, meta)
+
+    def from_disk(self, path, exclude=tuple()) -> "NameIndex":
+        return self.from_state(*read_arrays(path))
+
+    def to_bytes(self, exclude=tuple()) -> bytes:
+        meta, arrays = self.to_state()
+        return srsly.msgpack_dumps({"meta": meta, "arrays": arrays})
+
+    def from_bytes(self, data: bytes, exclude=tuple()) -> "NameIndex":
+        msg = srsly.msgpack_loads(data)
+        return self.from_state(msg["meta"], msg["arrays"])
+
+
+class SparseIndex(NameIndex):
+    """Exact inner-product search over L2-normalised sparse rows (TF-IDF).
+
+    Queries are multiplied against the transposed name matrix chunk by chunk, so memory
+    stays at chunk_size x n_names floats whatever the batch size.
+    """
+
+    vector_kind = "sparse"
+
+    def __init__(self, chunk_size: int = 256):
+        self.chunk_size = chunk_size
+        self.names_t: Optional[sparse.csr_matrix] = None  # features x names
+
+    @property
+    def n_vectors(self) -> int:
+        return 0 if self.names_t is None else self.names_t.shape[1]
+
+    @property
+    def is_built(self) -> bool:
+        return self.names_t is not None
+
+    def build(self, vectors: sparse.csr_matrix) -> None:
+        self._check_kind(vectors)
+        self.names_t = sparse.csr_matrix(vectors, dtype=numpy.float32).T.tocsr()
+
+    def add(self, vectors: sparse.csr_matrix) -> None:
+        self._check_kind(vectors)
+        if self.names_t is None:
+            return self.build(vectors)
+        added = sparse.csr_matrix(vectors, dtype=numpy.float32).T
+        self.names_t = sparse.hstack([self.names_t, added], format="csr")
+
+    def search(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
+        if self.names_t is None:
+            raise BioLinkError(Errors.E207.format(index="sparse"))
+        self._check_kind(queries)
+        queries = sparse.csr_matrix(queries, dtype=numpy.float32)
+        scores, ids = _empty_result(queries.shape[0], k)
+        for start in range(0, queries.shape[0], self.chunk_size):
+            block = (queries[start:start + self.chunk_size] @ self.names_t).toarray()
+            end = start + block.shape[0]
+            # A TF-IDF score of 0 means no shared n-gram: not a candidate at all.
+            scores[start:end], ids[start:end] = top_k_rows(block, k, min_score=0.0)
+        return scores, ids
+
+    def _check_kind(self, vectors) -> None:
+        if not sparse.issparse(vectors):
+            raise BioLinkError(Errors.E206.format(index="SparseIndex", needs="sparse",
+                                                  got=type(vectors).__name__))
+
+    def to_state(self) -> Tuple[dict, dict]:
+        if self.names_t is None:
+            raise BioLinkError(Errors.E207.format(index="sparse"))
+        m = self.names_t
+        return ({"type": "sparse", "shape": list(m.shape)},
+                {"data": m.data, "indices": m.indices, "indptr": m.indptr})
+
+    def from_state(self, meta: dict, arrays: dict) -> "SparseIndex":
+        self.names_t = sparse.csr_matrix(
+            (arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(meta["shape"]))
+        return self
+
+
+
+FAISS_KINDS = ("flat", "hnsw", "ivf", "ivfpq")
+
+
+class FaissIndex(NameIndex):
+    """Dense inner-product search with faiss: exact (flat) or approximate (hnsw, ivf,
+    ivfpq for 10M+ names, where flat float32 vectors no longer fit in memory)."""
+
+    vector_kind = "dense"
+
+    def __init__(self, kind: str = "flat", hnsw_m: int = 32, ef_construction: int = 80,
+                 ef_search: int = 64, nlist: int = 0, nprobe: int = 16, pq_m: int = 16,
+                 add_batch_size: int = 65536):
+        if kind not in FAISS_KINDS:
+            raise BioLinkError(Errors.E204.format(kind=kind, kinds=", ".join(FAISS_KINDS)))
+        self.kind = kind
+        self.hnsw_m = hnsw_m
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self.nlist = nlist
+        self.nprobe = nprobe
+        self.pq_m = pq_m
+        self.add_batch_size = add_batch_size
+        self.index = None
+
+    @property
+    def n_vectors(self) -> int:
+        return 0 if self.index is None else int(self.index.ntotal)
+
+    @property
+    def is_built(self) -> bool:
+        return self.index is not None
+
+    def _new_index(self, vectors: numpy.ndarray):
+        import faiss
+
+        n, dim = vectors.shape
+        metric = faiss.METRIC_INNER_PRODUCT
+        if self.kind == "flat":
+            return faiss.IndexFlatIP(dim)
+        if self.kind == "hnsw":
+            index = faiss.IndexHNSWFlat(dim, self.hnsw_m, metric)
+            index.hnsw.efConstruction = self.ef_construction
+            return index
+        # IVF wants ~sqrt(n) lists and at least ~39 training points per list.
+        nlist = self.nlist or max(1, min(int(4 * numpy.sqrt(n)), n // 39 or 1))
+        quantizer = faiss.IndexFlatIP(dim)
+        if self.kind == "ivf":
+            index = faiss.IndexIVFFlat(quantizer, dim, nlist, metric)
+        else:
+            pq_m = self.pq_m if dim % self.pq_m == 0 else 1
+            index = faiss.IndexIVFPQ(quantizer, dim, nlist, pq_m, 8, metric)
+        index.train(vectors)
+        return index
+
+    def build(self, vectors: numpy.ndarray) -> None:
+        vectors = self._as_dense(vectors)
+        self.index = self._new_index(vectors)
+        self._add(vectors)
+
+    def add(self, vectors: numpy.ndarray) -> None:
+        vectors = self._as_dense(vectors)
+        if self.index is None:
+            return self.build(vectors)
+        self._add(vectors)
+
+    def _add(self, vectors: numpy.ndarray) -> None:
+        batches = range(0, len(vectors), self.add_batch_size)
+        for start in tqdm(batches, desc="faiss index", unit="batch", disable=len(batches) < 4):
+            self.index.add(vectors[start:start + self.add_batch_size])
+
+    def search(self, queries: numpy.ndarray, k: int) -> SearchResult:
+        if self.index is None:
+            raise BioLinkError(Errors.E207.format(index="faiss"))
+        queries = self._as_dense(queries)
+        if self.kind == "hnsw":
+            self.index.hnsw.efSearch = max(self.ef_search, k)
+        elif self.kind in ("ivf", "ivfpq"):
+            self.index.nprobe = self.nprobe
+        take = min(k, self.n_vectors)
+        scores, ids = _empty_result(len(queries), k)
+        if take == 0 or len(queries) == 0:
+            return scores, ids
+        found_scores, found_ids = self.index.search(queries, take)
+        # faiss orders ties arbitrarily; order them by id so results are reproducible.
+        order = numpy.lexsort((found_ids, -found_scores), axis=-1)
+        scores[:, :take] = numpy.take_along_axis(found_scores, order, axis=1)
+        ids[:, :take] = numpy.take_along_axis(found_ids, order, axis=1)
+        scores[ids < 0] = 0.0
+        return scores, ids
+
+    def _as_dense(self, vectors) -> numpy.ndarray:
+        if sparse.issparse(vectors):
+            raise BioLinkError(Errors.E206.format(index="FaissIndex", needs="dense",
+                                                  got="sparse"))
+        return numpy.ascontiguousarray(vectors, dtype=numpy.float32)
+
+    def to_state(self) -> Tuple[dict, dict]:
+        import faiss
+
+        if self.index is None:
+            raise BioLinkError(Errors.E207.format(index="faiss"))
+        return {"type": "faiss", "kind": self.kind}, {"faiss": faiss.serialize_index(self.index)}
+
+    def from_state(self, meta: dict, arrays: dict) -> "FaissIndex":
+        import faiss
+
+        self.index = faiss.deserialize_index(numpy.asarray(arrays["faiss"], dtype=numpy.uint8))
+        return self

@@ -1,0 +1,89 @@
+"""Assembling a linking pipeline from a config and a dictionary file (init-linker)."""
+from pathlib import Path
+from typing import Dict, Optional
+
+from spacy import util
+from spacy.language import Language
+from thinc.api import Config
+
+from .errors import BioLinkError, Errors
+from .util import PathLike, atomic_directory
+
+DEFAULT_PIPELINE_CONFIG = """
+[paths]
+dictionary = null
+
+[system]
+seed = 0
+
+[nlp]
+lang = "en"
+pipeline = ["bio_linker"]
+
+[components]
+
+[components.bio_linker]
+factory = "bio_linker"
+
+[initialize]
+
+[initialize.components]
+
+[initialize.components.bio_linker]
+
+[initialize.components.bio_linker.dictionary]
+@misc = "spacy-biolink.load_dictionary.v1"
+path = ${paths.dictionary}
+format = null
+"""
+
+
+def load_pipeline_config(config_path: Optional[PathLike] = None,
+                         overrides: Optional[Dict] = None) -> Config:
+    """The pipeline config, filled with every component default, then overridden.
+
+    Filling first lets dotted overrides reach settings the file leaves to the factory
+    defaults (e.g. components.bio_linker.encoder.analyzer with the default config).
+    """
+    if config_path is None:
+        config = Config().from_str(DEFAULT_PIPELINE_CONFIG, interpolate=False)
+    else:
+        config = util.load_config(config_path, interpolate=False)
+    filled = util.load_model_from_config(config, auto_fill=True, validate=False).config
+    return Config().from_str(filled.to_str(), overrides=overrides or {}, interpolate=False)
+
+
+def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
+                format: Optional[str] = None, config_path: Optional[PathLike] = None,
+                overrides: Optional[Dict] = None, force: bool = False) -> Language:
+    """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
+
+    The directory appears complete or not at all: it is written beside its target and
+    renamed into place.
+    """
+    if output_dir is not None:
+        output_dir = Path(output_dir)
+        if output_dir.exists() and any(output_dir.iterdir()) and not force:
+            raise BioLinkError(Errors.E403.format(path=output_dir))
+    settings = {"paths.dictionary": str(dictionary),
+                "initialize.components.bio_linker.dictionary.format": format}
+    settings.update(overrides or {})
+    config = load_pipeline_config(config_path, settings)
+    nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
+    nlp.initialize()
+    if output_dir is not None:
+        with atomic_directory(output_dir, force=True) as tmp:
+            nlp.to_disk(tmp)
+    return nlp
+
+
+def load_linker_pipeline(path: PathLike) -> Language:
+    """spacy.load with an error that says what is wrong with a bad model directory."""
+    import spacy
+
+    path = Path(path)
+    if not path.is_dir():
+        raise BioLinkError(Errors.E401.format(path=path, reason="no such directory"))
+    if not (path / "config.cfg").is_file():
+        raise BioLinkError(Errors.E401.format(path=path, reason="no config.cfg"))
+    return spacy.load(path)

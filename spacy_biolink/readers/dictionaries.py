@@ -1,0 +1,151 @@
+"""Dictionary readers: each turns a file into Concepts, naming file:line on bad input.
+
+Formats
+- medic:  `ID[|ID...]||name[|synonym...]` (BioSyn's MEDIC file: one concept per line)
+- biosyn: `ID[|ID...]||name` (one name per line; a name may contain `|`)
+- ctd:    CTD's official CTD_diseases.tsv / CTD_chemicals.tsv (tab-separated, `#` comments)
+- tsv:    `name<TAB>id[|alt_id...][<TAB>type]`
+- jsonl:  scispaCy's KB lines {"concept_id", "canonical_name", "aliases", "types", "definition"}
+"""
+import json
+from pathlib import Path
+from typing import Callable, Dict, Iterator, Optional
+
+from ..dictionary import ID_SEPARATOR, Concept, ConceptDictionary
+from ..errors import BioLinkError, Errors
+from ..ids import normalize_medic_id
+from ..util import PathLike, open_text
+
+
+def _lines(path: Path) -> Iterator[tuple]:
+    with open_text(path) as fileh:
+        for line_no, line in enumerate(fileh, start=1):
+            line = line.rstrip("\r\n")
+            if line.strip():
+                yield line_no, line
+
+
+def _malformed(path, line_no, fmt, reason, text) -> BioLinkError:
+    return BioLinkError(Errors.E001.format(path=path, line=line_no, fmt=fmt, reason=reason,
+                                           text=text[:200]))
+
+
+def _split_ids_names(path, line_no, line, fmt):
+    if "||" not in line:
+        raise _malformed(path, line_no, fmt, "no '||' between ids and names", line)
+    raw_ids, raw_names = line.split("||", 1)
+    ids = [normalize_medic_id(i) for i in raw_ids.split(ID_SEPARATOR) if i.strip()]
+    if not ids:
+        raise _malformed(path, line_no, fmt, "no concept id before '||'", line)
+    return ids, raw_names
+
+
+def read_medic(path: PathLike) -> Iterator[Concept]:
+    for line_no, line in _lines(Path(path)):
+        ids, raw_names = _split_ids_names(path, line_no, line, "medic")
+        names = [n for n in raw_names.split("|") if n.strip()]
+        if not names:
+            raise _malformed(path, line_no, "medic", "no name after '||'", line)
+        yield Concept(ids, names)
+
+
+def read_biosyn(path: PathLike) -> Iterator[Concept]:
+    for line_no, line in _lines(Path(path)):
+        ids, name = _split_ids_names(path, line_no, line, "biosyn")
+        if not name.strip():
+            raise _malformed(path, line_no, "biosyn", "no name after '||'", line)
+        yield Concept(ids, [name])
+
+
+# CTD's files announce their columns in a comment line: "# Fields:" then "# Name<TAB>...".
+_CTD_DEFAULT_FIELDS = ["DiseaseName", "DiseaseID", "AltDiseaseIDs", "Definition", "ParentIDs",
+                       "TreeNumbers", "ParentTreeNumbers", "Synonyms", "SlimMappings"]
+
+
+def read_ctd(path: PathLike) -> Iterator[Concept]:
+    fields = list(_CTD_DEFAULT_FIELDS)
+    expect_fields = False
+    for line_no, line in _lines(Path(path)):
+        if line.startswith("#"):
+            text = line.lstrip("#").strip()
+            if text == "Fields:":
+                expect_fields = True
+            elif expect_fields:
+                fields = text.split("\t")
+                expect_fields = False
+            continue
+        cols = dict(zip(fields, line.split("\t")))
+        name_col = next((f for f in fields if f.endswith("Name")), fields[0])
+        id_col = next((f for f in fields if f.endswith("ID")), fields[1])
+        if not cols.get(name_col, "").strip() or not cols.get(id_col, "").strip():
+            raise _malformed(path, line_no, "ctd", f"empty {name_col} or {id_col}", line)
+        ids = [normalize_medic_id(cols[id_col])]
+        alt = next((f for f in fields if f.startswith("Alt") and f.endswith("IDs")), None)
+        if alt and cols.get(alt):
+            ids += [normalize_medic_id(i) for i in cols[alt].split("|") if i.strip()]
+        synonyms = [s for s in cols.get("Synonyms", "").split("|") if s.strip()]
+        yield Concept(ids, [cols[name_col]] + synonyms, definition=cols.get("Definition", ""))
+
+
+def read_tsv(path: PathLike) -> Iterator[Concept]:
+    for line_no, line in _lines(Path(path)):
+        cols = line.split("\t")
+        if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
+            raise _malformed(path, line_no, "tsv", "expected name<TAB>id[<TAB>type]", line)
+        ids = [i.strip() for i in cols[1].split(ID_SEPARATOR) if i.strip()]
+        yield Concept(ids, [cols[0]], type=cols[2].strip() if len(cols) > 2 else "")
+
+
+def read_jsonl(path: PathLike) -> Iterator[Concept]:
+    for line_no, line in _lines(Path(path)):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise _malformed(path, line_no, "jsonl", f"invalid JSON ({err.msg})", line) from None
+        if not isinstance(record, dict) or not record.get("concept_id"):
+            raise _malformed(path, line_no, "jsonl", "no 'concept_id'", line)
+        names = [record.get("canonical_name") or ""] + list(record.get("aliases") or [])
+        if not any(n.strip() for n in names):
+            raise _malformed(path, line_no, "jsonl", "no 'canonical_name' nor 'aliases'", line)
+        yield Concept([str(record["concept_id"])], names,
+                      type=ID_SEPARATOR.join(record.get("types") or []),
+                      definition=record.get("definition") or "")
+
+
+READERS: Dict[str, Callable[[PathLike], Iterator[Concept]]] = {
+    "medic": read_medic,
+    "biosyn": read_biosyn,
+    "ctd": read_ctd,
+    "tsv": read_tsv,
+    "jsonl": read_jsonl,
+}
+
+
+def infer_format(path: PathLike) -> str:
+    path = Path(path)
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    if suffixes and suffixes[-1] in (".jsonl", ".json"):
+        return "jsonl"
+    first = next((line for _, line in _lines(path)), "")
+    if first.startswith("{"):
+        return "jsonl"
+    if first.startswith("#") and "CTD" in first or first.startswith("# Fields"):
+        return "ctd"
+    if "||" in first:
+        # Several `|`-separated names after `||` is MEDIC; one name is BioSyn's layout,
+        # which the MEDIC reader reads identically unless a name holds a `|`.
+        return "medic"
+    if "\t" in first:
+        return "tsv"
+    raise BioLinkError(Errors.E003.format(path=path, first=first[:80]))
+
+
+def load_dictionary(path: PathLike, format: Optional[str] = None) -> ConceptDictionary:
+    """Read a dictionary file (plain or .gz) into a ConceptDictionary."""
+    path = Path(path)
+    if not path.is_file():
+        raise BioLinkError(Errors.E002.format(path=path))
+    fmt = format or infer_format(path)
+    if fmt not in READERS:
+        raise BioLinkError(Errors.E004.format(fmt=fmt, path=path, formats=", ".join(READERS)))
+    return ConceptDictionary.from_concepts(READERS[fmt](path), source=str(path))
