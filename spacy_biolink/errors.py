@@ -51,8 +51,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E202 = ("Unknown TF-IDF analyzer {value!r}: use 'char', 'char_wb' or 'word'.")
     E203 = ("Invalid ngram_range {value!r}: give [min_n, max_n] with 1 <= min_n <= max_n.")
     E204 = ("Index kind {kind!r} is unknown: use one of {kinds}.")
-    E205 = ("The {index} index was given {got} vectors for {expected} names: the encoder "
-            "and the dictionary are out of step. Rebuild the index (initialize again).")
+    E205 = ("The {index} index was given query vectors of width {got}, but it holds vectors "
+            "of width {expected}: the encoder and the index are out of step. Rebuild the "
+            "index (initialize the pipeline again).")
     E206 = ("The {index} index needs {needs} vectors, but the encoder produced {got}. "
             "Pick an index that matches the encoder (SparseIndex for TF-IDF, FaissIndex "
             "for dense encoders).")

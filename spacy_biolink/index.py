@@ -80,7 +80,9 @@ class SparseIndex(NameIndex):
     """Exact inner-product search over L2-normalised sparse rows (TF-IDF).
 
     Queries are multiplied against the transposed name matrix chunk by chunk, so memory
-    stays at chunk_size x n_names floats whatever the batch size.
+    stays at chunk_size x n_names floats whatever the batch size. (A MaxScore-style
+    pruned search was tried: exact, but slower than this in numpy because of per-round
+    overhead; see BENCHMARKS.md.)
     """
 
     vector_kind = "sparse"
@@ -109,10 +111,7 @@ class SparseIndex(NameIndex):
         self.names_t = sparse.hstack([self.names_t, added], format="csr")
 
     def search(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
-        if self.names_t is None:
-            raise BioLinkError(Errors.E207.format(index="sparse"))
-        self._check_kind(queries)
-        queries = sparse.csr_matrix(queries, dtype=numpy.float32)
+        queries = self._check_queries(queries)
         scores, ids = _empty_result(queries.shape[0], k)
         for start in range(0, queries.shape[0], self.chunk_size):
             block = (queries[start:start + self.chunk_size] @ self.names_t).toarray()
@@ -120,6 +119,16 @@ class SparseIndex(NameIndex):
             # A TF-IDF score of 0 means no shared n-gram: not a candidate at all.
             scores[start:end], ids[start:end] = top_k_rows(block, k, min_score=0.0)
         return scores, ids
+
+    def _check_queries(self, queries) -> sparse.csr_matrix:
+        if self.names_t is None:
+            raise BioLinkError(Errors.E207.format(index="sparse"))
+        self._check_kind(queries)
+        queries = sparse.csr_matrix(queries, dtype=numpy.float32)
+        if queries.shape[1] != self.names_t.shape[0]:
+            raise BioLinkError(Errors.E205.format(index="sparse", got=queries.shape[1],
+                                                  expected=self.names_t.shape[0]))
+        return queries
 
     def _check_kind(self, vectors) -> None:
         if not sparse.issparse(vectors):
@@ -137,7 +146,6 @@ class SparseIndex(NameIndex):
         self.names_t = sparse.csr_matrix(
             (arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(meta["shape"]))
         return self
-
 
 
 FAISS_KINDS = ("flat", "hnsw", "ivf", "ivfpq")

@@ -65,10 +65,10 @@ class CharNgramTfidf:
         for word in text.split():
             padded = f" {word} "
             for n in range(min_n, max_n + 1):
-                if len(padded) < n:
-                    # A word shorter than n still says something: keep it whole, once.
+                if len(padded) <= n:
+                    # A word no longer than n counts once, whole (sklearn's char_wb rule).
                     grams.append(padded)
-                    continue
+                    break
                 grams.extend(padded[i:i + n] for i in range(len(padded) - n + 1))
         return grams
 

@@ -78,7 +78,7 @@ def read_pubtator(path: PathLike, *, types: Optional[Set[str]] = None,
                     doc.abstract = content
                 continue
             cols = line.split("\t")
-            if len(cols) == 4:  # relation line
+            if len(cols) == 4 and not cols[1].strip().isdigit():  # relation: PMID CID a b
                 continue
             if len(cols) < 6:
                 raise BioLinkError(Errors.E301.format(

@@ -1,0 +1,86 @@
+from pathlib import Path
+
+import pytest
+import spacy
+
+from spacy_biolink import ConceptDictionary, load_dictionary
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+# A 6-concept MEDIC-style dictionary: alternative ids, an OMIM id, synonyms,
+# and one name ("HD") that two concepts share.
+TINY_MEDIC = """\
+D003924||Diabetes Mellitus, Type 2|Type 2 diabetes|NIDDM|Diabetes Mellitus, Noninsulin-Dependent
+D003922||Diabetes Mellitus, Type 1|Type 1 diabetes|IDDM|juvenile diabetes
+C567755|613097||Tooth Agenesis, Selective, 6|STHAG6
+D006816||Huntington Disease|Huntington's chorea|HD
+D006527||Hirschsprung Disease|HD|congenital megacolon
+D001943||Breast Neoplasms|breast cancer|breast tumor
+"""
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False, help="run slow tests")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--slow"):
+        return
+    skip_slow = pytest.mark.skip(reason="slow: pass --slow to run")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip_slow)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"benchmark data not found at {SHARED_DATA} (only the project's own "
+                    "checkout has ../shared/data; a user's clone does not)")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def tiny_medic_path(tmp_path) -> Path:
+    path = tmp_path / "tiny_medic.txt"
+    path.write_text(TINY_MEDIC, encoding="utf8")
+    return path
+
+
+@pytest.fixture
+def tiny_dictionary(tiny_medic_path) -> ConceptDictionary:
+    return load_dictionary(tiny_medic_path)
+
+
+def make_linker_nlp(dictionary: ConceptDictionary, **config):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bio_linker", config=config)
+    with pytest.warns(UserWarning, match="W001") if dictionary.shared_names() else _nullcontext():
+        nlp.get_pipe("bio_linker").initialize(dictionary=dictionary)
+    return nlp
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.fixture
+def linker_nlp(tiny_dictionary):
+    return make_linker_nlp(tiny_dictionary)
+
+
+def doc_with_ents(nlp, text, ents, label="Disease"):
+    """A doc whose entities are the given (start_char, end_char) spans, or substrings."""
+    doc = nlp.make_doc(text)
+    spans = []
+    for ent in ents:
+        if isinstance(ent, str):
+            start = text.index(ent)
+            ent = (start, start + len(ent))
+        spans.append(doc.char_span(ent[0], ent[1], label=label, alignment_mode="expand"))
+    doc.ents = spans
+    return doc

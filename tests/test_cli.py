@@ -1,0 +1,98 @@
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import TINY_MEDIC
+
+CORPUS = """\
+1|t|Type 2 diabetes and breast cancer.
+1|a|NIDDM patients; STHAG6 carriers; an unknown syndrome.
+1\t0\t15\tType 2 diabetes\tDisease\tD003924
+1\t20\t33\tbreast cancer\tDisease\tD001943
+1\t35\t40\tNIDDM\tDisease\tD003924
+1\t51\t57\tSTHAG6\tModifier\tOMIM:613097
+1\t71\t88\tunknown syndrome\tDisease\t-1
+1\t71\t88\tunknown syndrome\tDisease\tD000001
+
+"""
+
+
+def run_cli(*args, check=True):
+    result = subprocess.run([sys.executable, "-m", "spacy_biolink", *map(str, args)],
+                            capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(result.stdout + result.stderr)
+    return result
+
+
+@pytest.fixture
+def files(tmp_path):
+    dictionary = tmp_path / "medic.txt.gz"
+    with gzip.open(dictionary, "wt", encoding="utf8") as f:
+        f.write(TINY_MEDIC)
+    corpus = tmp_path / "corpus.PubTator.gz"
+    with gzip.open(corpus, "wt", encoding="utf8") as f:
+        f.write(CORPUS)
+    return dictionary, corpus
+
+
+def test_init_linker_then_evaluate(files, tmp_path):
+    dictionary, corpus = files
+    run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary, "--format", "medic")
+    assert (tmp_path / "model" / "config.cfg").is_file()
+    result = run_cli("evaluate", tmp_path / "model", corpus, "--output", tmp_path / "m.json")
+    metrics = json.loads((tmp_path / "m.json").read_text())
+    assert metrics["n_evaluated"] == 4
+    assert metrics["n_skipped"] == 2
+    assert metrics["skipped"] == {"no_id": 1, "not_in_dictionary": 1}
+    assert metrics["acc@1"] == 1.0 and metrics["acc@5"] == 1.0
+    assert "acc@1" in result.stdout
+
+    (tmp_path / "pmids.txt").write_text("2\n")
+    run_cli("evaluate", tmp_path / "model", corpus, "--pmids", tmp_path / "pmids.txt",
+            "--types", "Modifier", "--output", tmp_path / "none.json")
+    assert json.loads((tmp_path / "none.json").read_text())["n_evaluated"] == 0
+    run_cli("evaluate", tmp_path / "model", corpus, "--types", "Modifier", "--output", tmp_path / "mod.json")
+    assert json.loads((tmp_path / "mod.json").read_text())["n_evaluated"] == 1
+
+
+def test_format_is_inferred_and_outputs_are_not_overwritten(files, tmp_path):
+    dictionary, _ = files
+    run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary)
+    again = run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary, check=False)
+    assert again.returncode == 1 and "E403" in again.stdout + again.stderr
+    run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary, "--force")
+
+
+def test_bad_dictionary_leaves_nothing_on_disk(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("D1||Alpha\nD2 Beta\n", encoding="utf8")
+    result = run_cli("init-linker", tmp_path / "model", "--dictionary", bad, "--format", "medic", check=False)
+    assert result.returncode == 1
+    assert f"{bad}:2:" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "model").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.txt"]
+
+
+def test_evaluate_on_a_missing_model_is_a_clear_error(files, tmp_path):
+    _, corpus = files
+    result = run_cli("evaluate", tmp_path / "nope", corpus, check=False)
+    assert result.returncode == 1 and "E401" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_assets_default_job(tmp_path):
+    """The README's main job, on the shipped assets: build and evaluate on NCBI-disease dev."""
+    from pathlib import Path
+
+    assets = Path(__file__).resolve().parents[1] / "assets"
+    run_cli("init-linker", tmp_path / "model", "--dictionary", assets / "medic_06Jul2012.txt.gz")
+    run_cli("evaluate", tmp_path / "model", assets / "ncbi_disease" / "NCBIdevelopset_corpus.txt",
+            "--output", tmp_path / "m.json")
+    metrics = json.loads((tmp_path / "m.json").read_text())
+    assert metrics["n_evaluated"] == 787
+    assert 0.65 < metrics["acc@1"] <= metrics["acc@5"]

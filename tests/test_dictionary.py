@@ -1,0 +1,145 @@
+import gzip
+import json
+
+import pytest
+
+from spacy_biolink import ConceptDictionary, load_dictionary
+from spacy_biolink.dictionary import Concept
+from spacy_biolink.errors import BioLinkError
+from spacy_biolink.ids import normalize_medic_id, split_gold_ids
+from spacy_biolink.readers import infer_format
+
+
+def test_medic_line_with_two_ids_is_one_concept(tiny_dictionary):
+    c = tiny_dictionary.concept_index("C567755")
+    assert c is not None
+    assert tiny_dictionary.concept_index("OMIM:613097") == c
+    assert tiny_dictionary.ids_of(c) == ("C567755", "OMIM:613097")
+    assert tiny_dictionary.primary_id(c) == "C567755"
+    assert sorted(tiny_dictionary.names_of(c)) == ["STHAG6", "Tooth Agenesis, Selective, 6"]
+    assert tiny_dictionary.n_concepts == 6
+
+
+def test_id_normalization():
+    assert normalize_medic_id(" MESH:C535662 ") == "C535662"
+    assert normalize_medic_id("613097") == "OMIM:613097"
+    assert normalize_medic_id("OMIM:106210 ") == "OMIM:106210"
+    assert normalize_medic_id("D008107") == "D008107"
+    assert split_gold_ids("D003110|D009369") == ["D003110", "D009369"]
+    assert split_gold_ids("D020279+D035583") == ["D020279", "D035583"]
+    assert split_gold_ids("-1") == []
+
+
+def test_shared_name_maps_to_both_concepts(tiny_dictionary):
+    shared = dict(tiny_dictionary.shared_names())
+    assert sorted(shared["HD"]) == ["D006527", "D006816"]
+
+
+def test_readers_agree_across_formats(tmp_path):
+    (tmp_path / "d.tsv").write_text("Type 2 diabetes\tD003924\nNIDDM\tD003924\tT047\n", encoding="utf8")
+    (tmp_path / "d.biosyn.txt").write_text("D003924||type 2 diabetes\nD003924||niddm\n", encoding="utf8")
+    (tmp_path / "d.jsonl").write_text(json.dumps({
+        "concept_id": "D003924", "canonical_name": "Type 2 diabetes", "aliases": ["NIDDM"],
+        "types": ["T047"], "definition": "A metabolic disease."}) + "\n", encoding="utf8")
+    (tmp_path / "CTD_diseases.tsv").write_text(
+        "# Comma-separated CTD file\n# Fields:\n# DiseaseName\tDiseaseID\tAltDiseaseIDs\tDefinition\t"
+        "ParentIDs\tTreeNumbers\tParentTreeNumbers\tSynonyms\tSlimMappings\n"
+        "Type 2 diabetes\tMESH:D003924\tOMIM:125853\tA metabolic disease.\t\t\t\tNIDDM\t\n",
+        encoding="utf8")
+    expected = {"tsv": "tsv", "biosyn.txt": "medic", "jsonl": "jsonl"}
+    for suffix, fmt in expected.items():
+        assert infer_format(tmp_path / f"d.{suffix}") == fmt
+    assert infer_format(tmp_path / "CTD_diseases.tsv") == "ctd"
+    for name in ["d.tsv", "d.biosyn.txt", "d.jsonl", "CTD_diseases.tsv"]:
+        d = load_dictionary(tmp_path / name)
+        assert d.n_concepts == 1, name
+        assert d.primary_id(0) == "D003924"
+        assert {n.lower() for n in d.names_of(0)} == {"type 2 diabetes", "niddm"}
+    ctd = load_dictionary(tmp_path / "CTD_diseases.tsv")
+    assert ctd.ids_of(0) == ("D003924", "OMIM:125853")
+    assert ctd.definitions[0] == "A metabolic disease."
+    assert load_dictionary(tmp_path / "d.jsonl").types[0] == "T047"
+
+
+def test_gzipped_dictionary(tmp_path):
+    path = tmp_path / "medic.txt.gz"
+    with gzip.open(path, "wt", encoding="utf8") as f:
+        f.write("D001||Alpha|Beta\n")
+    assert load_dictionary(path).n_names == 2
+
+
+@pytest.mark.parametrize("fmt,content,line,reason", [
+    ("medic", "D1||Alpha\nD2 Beta\n", 2, "no '||'"),
+    ("medic", "D1||Alpha\n||Beta\n", 2, "no concept id"),
+    ("tsv", "Alpha\tD1\nBeta\n", 2, "expected name<TAB>id"),
+    ("jsonl", '{"concept_id": "C1", "canonical_name": "a"}\n{broken\n', 2, "invalid JSON"),
+])
+def test_malformed_line_names_file_and_line(tmp_path, fmt, content, line, reason):
+    path = tmp_path / f"dict.{fmt}"
+    path.write_text(content, encoding="utf8")
+    with pytest.raises(BioLinkError, match=reason) as err:
+        load_dictionary(path, format=fmt)
+    assert f"{path}:{line}:" in str(err.value)
+
+
+def test_empty_dictionary_is_an_error(tmp_path):
+    path = tmp_path / "empty.tsv"
+    path.write_text("\n\n", encoding="utf8")
+    with pytest.raises(BioLinkError, match="E00[35]"):
+        load_dictionary(path, format="tsv")
+    with pytest.raises(BioLinkError, match="E005"):
+        ConceptDictionary.from_concepts([Concept(["D1"], ["  "])])
+
+
+def test_missing_file_and_unknown_format(tmp_path):
+    with pytest.raises(BioLinkError, match="E002"):
+        load_dictionary(tmp_path / "nope.tsv")
+    path = tmp_path / "d.tsv"
+    path.write_text("a\tD1\n", encoding="utf8")
+    with pytest.raises(BioLinkError, match="E004"):
+        load_dictionary(path, format="owl")
+
+
+def test_repeated_ids_merge_into_one_concept():
+    d = ConceptDictionary.from_concepts([Concept(["D1"], ["alpha"]), Concept(["D2"], ["beta"]),
+                                         Concept(["D1", "OMIM:1"], ["alpha", "alfa"])])
+    assert d.n_concepts == 2
+    assert d.ids_of(0) == ("D1", "OMIM:1")
+    assert sorted(d.names_of(0)) == ["alfa", "alpha"]
+
+
+def test_with_names_adds_synonyms_and_reports_unknown_ids(tiny_dictionary):
+    bigger, unknown = tiny_dictionary.with_names([("T2DM", "D003924"), ("sthag 6", "OMIM:613097"),
+                                                  ("mystery", "D999999")])
+    assert unknown == [("mystery", "D999999")]
+    assert "T2DM" in bigger.names_of(bigger.concept_index("D003924"))
+    assert "sthag 6" in bigger.names_of(bigger.concept_index("C567755"))
+    assert bigger.n_names == tiny_dictionary.n_names + 2
+
+
+def test_disk_and_bytes_round_trip(tiny_dictionary, tmp_path):
+    tiny_dictionary.to_disk(tmp_path / "d")
+    for loaded in (ConceptDictionary.from_disk(tmp_path / "d"),
+                   ConceptDictionary.from_bytes(tiny_dictionary.to_bytes())):
+        assert list(loaded.names) == list(tiny_dictionary.names)
+        assert list(loaded.concept_ids) == list(tiny_dictionary.concept_ids)
+        assert (loaded.name_concepts == tiny_dictionary.name_concepts).all()
+        assert loaded.shared_names() == tiny_dictionary.shared_names()
+
+
+def test_truncated_dictionary_dir_is_a_clear_error(tiny_dictionary, tmp_path):
+    tiny_dictionary.to_disk(tmp_path / "d")
+    (tmp_path / "d" / "names.offsets.npy").unlink()
+    with pytest.raises(BioLinkError, match="E104"):
+        ConceptDictionary.from_disk(tmp_path / "d")
+    tiny_dictionary.to_disk(tmp_path / "e")
+    blob = tmp_path / "e" / "names.blob.npy"
+    blob.write_bytes(blob.read_bytes()[:-10])
+    with pytest.raises(BioLinkError, match="E104"):
+        ConceptDictionary.from_disk(tmp_path / "e")
+
+
+def test_medic_2012_counts(shared_data):
+    d = load_dictionary(shared_data / "medic" / "medic_06Jul2012.txt.gz")
+    assert d.n_concepts == 11915
+    assert d.concept_index("OMIM:613097") == d.concept_index("C567755")

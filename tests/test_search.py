@@ -1,0 +1,43 @@
+import numpy
+import pytest
+from scipy import sparse
+
+from spacy_biolink.dictionary import Concept, ConceptDictionary
+from spacy_biolink.index import SparseIndex
+from spacy_biolink.search import names_to_concepts, search_concepts
+
+
+def one_hot_index(n_names, n_features):
+    index = SparseIndex()
+    index.build(sparse.identity(n_names, dtype="f", format="csr")[:, :n_features])
+    return index
+
+
+def test_concept_scores_are_their_best_name_and_shared_names_give_both():
+    d = ConceptDictionary.from_concepts([Concept(["A"], ["x", "y"]), Concept(["B"], ["y", "z"]),
+                                         Concept(["C"], ["w"])])
+    # names: x(0)->A, y(1)->A,B, z(2)->B, w(3)->C
+    scores = numpy.array([0.9, 0.7, 0.3, 0.0], dtype="f")
+    name_ids = numpy.array([1, 0, 3, -1])
+    result = names_to_concepts(d, scores, name_ids)
+    assert [c for c, _ in result] == [0, 1, 2]
+    assert [s for _, s in result] == pytest.approx([0.9, 0.9, 0.3])
+
+
+def test_search_deepens_until_k_distinct_concepts():
+    # Concept A has 30 synonyms that all outscore concept B's single name.
+    names_a = [f"a{i}" for i in range(30)]
+    d = ConceptDictionary.from_concepts([Concept(["A"], names_a), Concept(["B"], ["b"])])
+    features = d.n_names
+    index = SparseIndex()
+    rows = sparse.lil_matrix((d.n_names, features), dtype="f")
+    for n in range(d.n_names):
+        rows[n, n] = 1.0
+    index.build(rows.tocsr())
+    query = sparse.lil_matrix((1, features), dtype="f")
+    for n in range(30):
+        query[0, n] = 0.9
+    query[0, 30] = 0.1
+    results = search_concepts(d, index, query.tocsr(), k=2, names_per_concept=1)
+    assert [c for c, _ in results[0]] == [0, 1]
+    assert results[0][1][1] == numpy.float32(0.1)
