@@ -3,7 +3,7 @@ import pytest
 from scipy import sparse
 
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.index import FaissIndex, SparseIndex, top_k_rows
+from spacy_biolink.index import FaissIndex, SparseIndex, top_k
 
 
 def brute_force(scores, k, min_score=-numpy.inf):
@@ -14,19 +14,24 @@ def brute_force(scores, k, min_score=-numpy.inf):
     return out
 
 
-def test_top_k_rows_breaks_ties_to_lower_ids():
-    scores = numpy.array([[0.5, 0.9, 0.5, 0.5, 0.1], [0.0, 0.0, 0.0, 0.0, 0.0]], dtype="f")
-    s, ids = top_k_rows(scores, 3, min_score=0.0)
-    assert ids.tolist() == [[1, 0, 2], [-1, -1, -1]]
-    assert s[0].tolist() == pytest.approx([0.9, 0.5, 0.5])
+def test_top_k_breaks_ties_to_lower_ids():
+    values = numpy.array([0.5, 0.9, 0.5, 0.5, 0.1], dtype="f")
+    s, ids = top_k(values, numpy.arange(5), 3)
+    assert ids.tolist() == [1, 0, 2]
+    assert s.tolist() == pytest.approx([0.9, 0.5, 0.5])
+    # ids need not arrive sorted (sparse products do not sort them)
+    s, ids = top_k(values[::-1].copy(), numpy.arange(5)[::-1].copy(), 3)
+    assert ids.tolist() == [1, 0, 2]
 
 
-def test_top_k_rows_matches_brute_force_with_many_ties():
+def test_top_k_matches_brute_force_with_many_ties():
     rng = numpy.random.default_rng(0)
     scores = rng.integers(0, 4, size=(50, 40)).astype("f") / 4
     for k in (1, 5, 39, 60):
-        _, ids = top_k_rows(scores, k, min_score=0.0)
-        got = [[j for j in row if j >= 0] for row in ids.tolist()]
+        got = []
+        for row in scores:
+            positive = numpy.flatnonzero(row > 0)
+            got.append(top_k(row[positive], positive, k)[1].tolist())
         assert got == brute_force(scores, k, 0.0)
 
 
