@@ -28,8 +28,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E004 = ("Unknown dictionary format {fmt!r} for {path}. Use one of: {formats}.")
     E005 = ("The dictionary {source} is empty: it holds no concept with a name. A linker "
             "needs at least one named concept; check the file and its --format.")
-    E006 = ("Concept {concept!r} was given twice ({source}) with conflicting extra ids "
-            "{a} and {b}; merge them into one dictionary line.")
 
     # Component
     E101 = ("bio_linker has no dictionary yet. Call nlp.initialize() with "
@@ -37,8 +35,6 @@ class Errors(metaclass=ErrorsWithCodes):
             "@misc = \"spacy-biolink.load_dictionary.v1\"), or "
             "nlp.get_pipe(\"bio_linker\").initialize(dictionary=...) before linking.")
     E102 = ("bio_linker: `{key}` must be {what}, got {value!r}.")
-    E103 = ("bio_linker: doc.spans has no key {key!r} (configured as `spans_key`). "
-            "Keys present: {keys}. Set spans_key to one of them, or to null to link doc.ents.")
     E104 = ("The saved bio_linker at {path} is incomplete or damaged: {reason}. Save the "
             "pipeline again with nlp.to_disk(), or rebuild it with "
             "`python -m spacy_biolink init-linker`.")

@@ -6,7 +6,6 @@ id with them). Mentions are skipped, and counted, when they have no id (`-1`) or
 none of their ids is in the linker's dictionary.
 """
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set
 
 from spacy.language import Language
