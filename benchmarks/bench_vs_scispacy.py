@@ -90,7 +90,7 @@ def prepare_mentions(corpus: Path, make_doc) -> Tuple[List[str], List[List[Tuple
     """The mention set both systems link: per doc, token-aligned (start_char, end_char,
     gold ids), gold offsets expanded to token boundaries, overlaps dropped (longest span
     first, then earliest), duplicates merged (their gold ids united)."""
-    from spacy_biolink.readers import read_pubtator
+    from spacy_biolink.corpora import read_pubtator
 
     texts, per_doc = [], []
     stats = {"gold_mentions": 0, "unalignable": 0, "duplicate_spans": 0, "overlap_dropped": 0}

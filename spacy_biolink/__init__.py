@@ -4,7 +4,8 @@ from .component import BioLinker, Mention, make_bio_linker
 from .dictionary import Concept, ConceptDictionary
 from .extensions import install_extensions
 from .index import FaissIndex, SparseIndex
-from .readers import load_dictionary, read_pubtator
+from .corpora import read_pubtator
+from .readers import load_dictionary
 
 __version__ = "0.1.0"
 

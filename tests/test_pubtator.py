@@ -3,7 +3,7 @@ import gzip
 import pytest
 
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.readers import read_pubtator
+from spacy_biolink.corpora import read_pubtator
 
 CORPUS = """\
 100|t|Ocular and auditory toxicity in diabetes.

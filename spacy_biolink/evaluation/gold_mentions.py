@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from ..component import BioLinker, Mention
 from ..errors import BioLinkError, Errors
-from ..readers.pubtator import read_pubtator
+from ..corpora.pubtator import read_pubtator
 from ..util import PathLike
 
 
