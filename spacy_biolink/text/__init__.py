@@ -1,0 +1,1 @@
+"""Mention text processing: normalization, composite splitting, abbreviations."""
