@@ -1,0 +1,170 @@
+"""Abbreviations defined in a document ("Wilson disease (WD)"), resolved inside mentions.
+
+Detection is scispaCy's AbbreviationDetector (Schwartz & Hearst), completed by the same
+algorithm run on the raw text for the definitions its token matcher misses and that
+PubMed writes all the time: "Cowden disease (CD; OMIM 158350)", "(SCA1, SCA2)", and
+short forms with a hyphen, "T-cell prolymphocytic leukaemia (T-PLL)". Like Ab3P in
+BioSyn's preprocessing, a definition holds for the whole document, so a short form used
+before its definition is resolved too. A doc that already went through scispaCy's
+`abbreviation_detector` pipe is read as it is, not detected again.
+"""
+import re
+import warnings
+from typing import Dict, Iterator, Optional, Tuple
+
+from spacy.tokens import Doc
+from spacy.vocab import Vocab
+
+
+class AbbreviationResolver:
+    def __init__(self, vocab: Vocab):
+        self.vocab = vocab
+        self._detector = None
+
+    def long_forms(self, doc: Doc) -> Dict[str, str]:
+        """Short form text -> long form text, for every definition in the doc."""
+        found = _from_upstream_pipe(doc)
+        if found is None:
+            found = self._detect(doc)
+        # On raw text the long form keeps what tokenization splits off: scispaCy reads
+        # "X-linked dilated cardiomyopathy (XLDCM)" as "linked dilated cardiomyopathy".
+        found.update(_parenthesized_definitions(doc.text))
+        # "isolated DMS (IDMS)" after "diffuse mesangial sclerosis (DMS)".
+        return {short: expand(long, {s: l for s, l in found.items() if s != short})
+                for short, long in found.items()}
+
+    def _detect(self, doc: Doc) -> Dict[str, str]:
+        detector = self._get_detector()
+        matches = detector.matcher(doc)
+        # The detector's matcher includes the brackets; its own __call__ strips them so.
+        inside = [(match_id, start + 1, end - 1) for match_id, start, end in matches]
+        from scispacy.abbreviation import filter_matches
+
+        with warnings.catch_warnings():
+            # W036: its second matcher has no patterns in a doc that defines nothing.
+            warnings.filterwarnings("ignore", message=r"\[W036\]")
+            found = detector.find_matches_for(filter_matches(inside, doc), doc)
+        return {short.text: long_span.text for long_span, shorts in found for short in shorts}
+
+    def _get_detector(self):
+        # Built on first use: importing scispaCy's detector registers its factory and
+        # Doc extensions, which a pipeline that never resolves abbreviations should not pay.
+        if self._detector is None:
+            from scispacy.abbreviation import AbbreviationDetector
+
+            self._detector = AbbreviationDetector(_VocabHolder(self.vocab))
+        return self._detector
+
+    def __getstate__(self):
+        # Matchers are rebuilt in worker processes rather than shipped to them.
+        return {"vocab": self.vocab, "_detector": None}
+
+
+def expand(text: str, long_forms: Dict[str, str]) -> str:
+    """`text` with every whole-word short form replaced by its long form.
+
+    A mention that already spells out a long form ("Wilson disease (WD)") is left alone.
+    """
+    if not long_forms:
+        return text
+    lowered = text.lower()
+    present = [short for short in long_forms
+               if short in text and long_forms[short].lower() not in lowered]
+    if not present:
+        return text
+    # Longest first, so "HNPCC" is not resolved as "HNPC" + "C".
+    alternatives = "|".join(re.escape(short) for short in sorted(present, key=len, reverse=True))
+    pattern = re.compile(rf"(?<!\w)({alternatives})(?!\w)(?=\s+(\w+))?")
+
+    def long_form(match) -> str:
+        long = long_forms[match.group(1)]
+        # "HPT-JT syndrome" with HPT-JT = "hyperparathyroidism-jaw tumor syndrome".
+        following = match.group(2)
+        if following and long.lower().endswith(" " + following.lower()):
+            long = long[: -len(following)].rstrip()
+        return long
+
+    return pattern.sub(long_form, text)
+
+
+# "(" then the short form, ended by ")", ";" or ",": the first item of a parenthesis.
+_PARENTHESIS = re.compile(r"\(\s*([^()\s;,][^();,]{0,14}?)\s*([);,])")
+_REST_OF_PARENTHESIS = re.compile(r"[^()]*\)")
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])")
+
+
+def _parenthesized_definitions(text: str) -> Iterator[Tuple[str, str]]:
+    """(short form, long form) pairs written as "long form (SF" (Schwartz & Hearst 2003)."""
+    for match in _PARENTHESIS.finditer(text):
+        short = match.group(1).strip()
+        if not _is_short_form(short):
+            continue
+        if match.group(2) == "," and _lists_short_forms(text, match.end()):
+            # "spinocerebellar ataxias 1 and 2 (SCA1, SCA2)": no one long form per item.
+            continue
+        before = text[:match.start()].rstrip()
+        sentence_start = max((m.end() for m in _SENTENCE_END.finditer(before)), default=0)
+        words = before[sentence_start:].split()
+        n_chars = sum(ch.isalnum() for ch in short)
+        window = " ".join(words[-min(n_chars + 5, n_chars * 2):])
+        long = _best_long_form(short, window)
+        if long and short not in long.split():
+            yield short, long
+
+
+def _lists_short_forms(text: str, after: int) -> bool:
+    rest = _REST_OF_PARENTHESIS.match(text, after)
+    items = rest.group(0)[:-1].split(",") if rest else []
+    return bool(items) and all(_is_short_form(item.strip()) for item in items)
+
+
+def _is_short_form(text: str) -> bool:
+    return (2 <= len(text) <= 10 and len(text.split()) <= 2 and text[0].isalnum()
+            and any(ch.isalpha() for ch in text))
+
+
+def _best_long_form(short: str, window: str) -> Optional[str]:
+    """The shortest end of `window` whose characters spell `short` in order, the first
+    one starting a word (Schwartz & Hearst's backward match)."""
+    s, w = len(short) - 1, len(window) - 1
+    while s >= 0:
+        ch = short[s].lower()
+        if not ch.isalnum():
+            s -= 1
+            continue
+        while w >= 0 and (window[w].lower() != ch
+                          or (s == 0 and w > 0 and window[w - 1].isalnum())):
+            w -= 1
+        if w < 0:
+            return None
+        w -= 1
+        s -= 1
+    start = window.rfind(" ", 0, w + 1) + 1
+    long = window[start:].strip().lstrip("([{\"'")
+    return long if len(long) > len(short) else None
+
+
+def _from_upstream_pipe(doc: Doc) -> Optional[Dict[str, str]]:
+    if not Doc.has_extension("abbreviations") or "abbreviations" not in _set_extensions(doc):
+        return None
+    found = {}
+    for short in doc._.abbreviations:
+        if isinstance(short, dict):  # scispaCy's make_serializable form
+            found[short["short_text"]] = short["long_text"]
+        elif short._.long_form is not None:
+            long_form = short._.long_form
+            found[short.text] = long_form if isinstance(long_form, str) else long_form.text
+    return found
+
+
+def _set_extensions(doc: Doc):
+    # Extension values live in user_data under ("._.", name, None, None); a name absent
+    # there was never set on this doc, so the shared default is all it would give.
+    return {key[1] for key in doc.user_data if isinstance(key, tuple) and key[0] == "._."}
+
+
+class _VocabHolder:
+    """AbbreviationDetector only reads `nlp.vocab`; this spares building a Language."""
+
+    def __init__(self, vocab: Vocab):
+        self.vocab = vocab

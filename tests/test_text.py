@@ -1,0 +1,84 @@
+import pytest
+import spacy
+
+from spacy_biolink.errors import BioLinkError
+from spacy_biolink.text.abbreviations import AbbreviationResolver, expand
+from spacy_biolink.text.normalize import MentionNormalizer, read_spelling_map
+
+
+def test_folding_lowercases_and_turns_punctuation_into_spaces():
+    normalizer = MentionNormalizer()
+    assert normalizer.name("Wilson's  Disease, Type-2") == "wilson s disease type 2"
+    assert normalizer.mention("Non-small-cell LUNG cancer.") == "non small cell lung cancer"
+
+
+def test_folding_can_be_switched_off():
+    normalizer = MentionNormalizer(lowercase=False, remove_punctuation=False)
+    assert normalizer.mention("Wilson's  Disease") == "Wilson's Disease"
+
+
+def test_spelling_map_fixes_whole_mention_tokens_only():
+    normalizer = MentionNormalizer(spelling={"Hemmorhage": "haemorrhage", "fist": "first"})
+    assert normalizer.mention("cerebral hemmorhage") == "cerebral haemorrhage"
+    # Inside a longer token the typo is not a token of its own and stays.
+    assert normalizer.mention("fistula") == "fistula"
+    # Names are never spelling-corrected: a dictionary has no corpus typos.
+    assert normalizer.name("fist") == "fist"
+
+
+def test_spelling_map_survives_a_round_trip():
+    normalizer = MentionNormalizer(spelling={"bactermia": "bacteremia"})
+    restored = MentionNormalizer.from_dict(normalizer.to_dict())
+    assert restored.mention("Bactermia") == "bacteremia"
+
+
+def test_spelling_map_reader(tmp_path):
+    path = tmp_path / "spell.txt"
+    path.write_text("hemmorhage||haemorrhage\n\nfist\tfirst\n", encoding="utf8")
+    assert read_spelling_map(path) == {"hemmorhage": "haemorrhage", "fist": "first"}
+    path.write_text("ok||fine\nbroken line\n", encoding="utf8")
+    with pytest.raises(BioLinkError, match=r"spell.txt:2.*malformed spelling map"):
+        read_spelling_map(path)
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return spacy.blank("en")
+
+
+def test_abbreviation_defined_in_the_doc_is_resolved(nlp):
+    doc = nlp("Wilson disease (WD) is a copper disorder. WD patients were treated.")
+    long_forms = AbbreviationResolver(nlp.vocab).long_forms(doc)
+    assert long_forms == {"WD": "Wilson disease"}
+    assert expand("WD", long_forms) == "Wilson disease"
+    assert expand("WD patients", long_forms) == "Wilson disease patients"
+    # Only whole words: a longer token that contains the short form is not it.
+    assert expand("WDX", long_forms) == "WDX"
+    # The definition itself is left as written.
+    assert expand("Wilson disease (WD)", long_forms) == "Wilson disease (WD)"
+
+
+def test_abbreviation_used_before_its_definition_is_resolved_too(nlp):
+    # A definition holds for the whole document, as in Ab3P-based preprocessing.
+    doc = nlp("Patients with DMD were seen. Duchenne muscular dystrophy (DMD) is X-linked.")
+    assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {"DMD": "Duchenne muscular dystrophy"}
+
+
+def test_no_definition_means_nothing_to_resolve(nlp):
+    doc = nlp("Patients with DMD were seen.")
+    assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {}
+    assert expand("DMD", {}) == "DMD"
+
+
+def test_definitions_from_scispacys_pipe_are_reused():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("abbreviation_detector")
+    doc = nlp("Wilson disease (WD) is rare. WD again.")
+    resolver = AbbreviationResolver(nlp.vocab)
+    resolver._get_detector = None  # must not be needed: the pipe already found them
+    assert resolver.long_forms(doc) == {"WD": "Wilson disease"}
+
+
+def test_longer_short_forms_win(nlp):
+    long_forms = {"HD": "Huntington disease", "HDL": "high density lipoprotein"}
+    assert expand("HDL and HD", long_forms) == "high density lipoprotein and Huntington disease"
