@@ -2,7 +2,7 @@
 import json
 import logging
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 from wasabi import msg
@@ -38,6 +38,11 @@ def init_linker_cli(
                                          help="medic|biosyn|ctd|tsv|jsonl; inferred if omitted"),
     config: Optional[Path] = typer.Option(None, "--config", "-c",
                                           help="Pipeline .cfg to use instead of the default"),
+    augment: List[Path] = typer.Option([], "--augment", "-a",
+                                       help="PubTator corpus whose gold mentions join the "
+                                            "dictionary (repeatable: train, dev)"),
+    spelling_map: Optional[Path] = typer.Option(None, "--spelling-map",
+                                                help="`wrong||right` file of mention typos"),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
 ):
     """Build a blank English pipeline with bio_linker over DICTIONARY and save it."""
@@ -46,7 +51,8 @@ def init_linker_cli(
     from .pipeline import init_linker
 
     started = time.perf_counter()
-    nlp = init_linker(output_dir, dictionary, format=format, config_path=config, force=force)
+    nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
+                      augment=augment, spelling_map=spelling_map, force=force)
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
              f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")
@@ -77,6 +83,32 @@ def evaluate_cli(
         with atomic_file(output) as fileh:
             json.dump(result, fileh, indent=2)
         msg.good(f"Wrote {output}")
+
+
+@app.command("convert")
+@_fail_cleanly
+def convert_cli(
+    input_path: Path = typer.Argument(..., help="PubTator corpus (.gz ok)"),
+    output_path: Path = typer.Argument(..., help="DocBin to write (.spacy)"),
+    types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
+    pmids: Optional[Path] = typer.Option(None, "--pmids", exists=True, dir_okay=False,
+                                         help="File of PMIDs to keep, one a line"),
+):
+    """Convert a PubTator corpus to a spaCy DocBin for `spacy train` and end-to-end evaluation."""
+    from .corpora import convert_pubtator
+
+    type_set = {t.strip() for t in types.split(",") if t.strip()} if types else None
+    pmid_set = None
+    if pmids is not None:
+        pmid_set = {line.strip() for line in pmids.read_text(encoding="utf8").splitlines() if line.strip()}
+    stats = convert_pubtator(input_path, output_path, types=type_set, pmids=pmid_set)
+    msg.good(f"Wrote {output_path}")
+    msg.table([("docs", stats.docs), ("mentions", stats.mentions),
+               ("without id (kb_id \"\")", stats.without_id), ("ents", stats.ents),
+               ("misaligned (widened to tokens)", stats.misaligned),
+               ("overlapping (not in ents)", stats.overlapping_dropped),
+               ("unplaceable (left out)", stats.unplaceable),
+               ("text mismatches", stats.text_mismatches)])
 
 
 def main() -> None:

@@ -1,10 +1,13 @@
 """The `bio_linker` pipe: links entity spans to dictionary concepts.
 
-It owns none of the math. Per batch of docs it collects the spans to link, dedupes their
-texts (and skips those it has seen recently), encodes the rest in one encoder call,
-searches the index once, and writes `span.kb_id_` and `span._.kb_ents`.
+It owns none of the math. Per batch of docs it collects the spans to link, resolves
+abbreviations defined in their doc, splits composite mentions, normalizes the texts,
+dedupes them (and skips those it has seen recently), encodes the rest in one encoder
+call, searches the index once, and writes `span.kb_id_`, `span._.kb_ents` and, for
+composites, `span._.kb_parts`.
 """
 from collections import OrderedDict
+import logging
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 import warnings
@@ -25,6 +28,16 @@ from .errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
 from .index import NameIndex
 from .search import Candidates, search_concepts
+from .text.abbreviations import AbbreviationResolver, expand
+from .text.composites import split_composite
+from .text.normalize import MentionNormalizer, read_spelling_map
+from .util import PathLike
+
+logger = logging.getLogger(__name__)
+
+# Per mention: (text, ranked candidates) for each concept it names; one pair unless a
+# composite mention ("breast and ovarian cancer") was split.
+MentionLinks = List[Tuple[str, Candidates]]
 
 DEFAULT_ENCODER_CONFIG = """
 [model]
@@ -44,6 +57,10 @@ min_df = 1
     default_config={
         "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
         "index": {"@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 256},
+        "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
+                       "remove_punctuation": True},
+        "resolve_abbreviations": True,
+        "split_composites": True,
         "k": 10,
         "threshold": 0.0,
         "nil_id": "NIL",
@@ -56,11 +73,14 @@ min_df = 1
     default_score_weights={"bio_linker_acc": 1.0, "bio_linker_micro_p": None,
                            "bio_linker_micro_r": None, "bio_linker_micro_f": None},
 )
-def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameIndex, k: int,
-                    threshold: float, nil_id: str, max_entities_per_mention: int,
-                    spans_key: Optional[str], labels: List[str], cache_size: int,
-                    scorer: Optional[Callable]) -> "BioLinker":
-    return BioLinker(nlp.vocab, encoder, index, name=name, k=k, threshold=threshold,
+def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameIndex,
+                    normalizer: MentionNormalizer, resolve_abbreviations: bool,
+                    split_composites: bool, k: int, threshold: float, nil_id: str,
+                    max_entities_per_mention: int, spans_key: Optional[str], labels: List[str],
+                    cache_size: int, scorer: Optional[Callable]) -> "BioLinker":
+    return BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
+                     resolve_abbreviations=resolve_abbreviations,
+                     split_composites=split_composites, k=k, threshold=threshold,
                      nil_id=nil_id, max_entities_per_mention=max_entities_per_mention,
                      spans_key=spans_key, labels=labels, cache_size=cache_size, scorer=scorer)
 
@@ -85,7 +105,9 @@ class BioLinker(Pipe):
     """Links spans (doc.ents, or doc.spans[spans_key]) to concepts of a ConceptDictionary."""
 
     def __init__(self, vocab: Vocab, encoder: Model, index: NameIndex, *,
-                 name: str = "bio_linker", k: int = 10, threshold: float = 0.0,
+                 name: str = "bio_linker", normalizer: Optional[MentionNormalizer] = None,
+                 resolve_abbreviations: bool = True, split_composites: bool = True,
+                 k: int = 10, threshold: float = 0.0,
                  nil_id: str = "NIL", max_entities_per_mention: int = 5,
                  spans_key: Optional[str] = None, labels: Sequence[str] = (),
                  cache_size: int = 100000, scorer: Optional[Callable] = None):
@@ -96,9 +118,13 @@ class BioLinker(Pipe):
         self.name = name
         self.model = encoder
         self.index = index
+        self.normalizer = normalizer if normalizer is not None else MentionNormalizer()
+        self.abbreviations = AbbreviationResolver(vocab)
         self.scorer = scorer
         self.dictionary: Optional[ConceptDictionary] = None
         self.cfg: Dict = {
+            "resolve_abbreviations": resolve_abbreviations,
+            "split_composites": split_composites,
             "k": k, "threshold": threshold, "nil_id": nil_id,
             "max_entities_per_mention": max_entities_per_mention,
             "spans_key": spans_key, "labels": list(labels), "cache_size": cache_size,
@@ -114,12 +140,16 @@ class BioLinker(Pipe):
 
     def initialize(self, get_examples: Optional[Callable[[], Iterable]] = None, *,
                    nlp: Optional[Language] = None,
-                   dictionary: Union[ConceptDictionary, Callable[[], ConceptDictionary], None] = None
-                   ) -> None:
+                   dictionary: Union[ConceptDictionary, Callable[[], ConceptDictionary], None] = None,
+                   spelling_map: Optional[PathLike] = None,
+                   augment: Sequence[PathLike] = ()) -> None:
         """Fit the encoder's statistics on the dictionary names and build the index.
 
         dictionary: a ConceptDictionary, or a callable returning one (the registered
             loader `spacy-biolink.load_dictionary.v1` in [initialize.components.NAME]).
+        spelling_map: a `wrong||right` file of mention typos; saved with the pipeline.
+        augment: PubTator corpora whose gold mentions are added to the dictionary as
+            names of their concepts (training mentions, as BioSyn and Triplet-Search do).
         """
         if dictionary is None:
             dictionary = self.dictionary
@@ -129,11 +159,19 @@ class BioLinker(Pipe):
             raise BioLinkError(Errors.E101)
         if not isinstance(dictionary, ConceptDictionary):
             raise BioLinkError(Errors.E105.format(type=type(dictionary).__name__))
+        if spelling_map is not None:
+            self.normalizer.set_spelling(read_spelling_map(spelling_map))
+        if augment:
+            from .augment import augment_dictionary
+
+            make_doc = nlp.make_doc if nlp is not None else util.get_lang_class("en")().make_doc
+            dictionary, stats = augment_dictionary(dictionary, augment, self, make_doc)
+            logger.info("bio_linker: %s", stats.summary())
         shared = dictionary.shared_names()
         if shared:
             name, ids = shared[0]
             warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids)))
-        names = list(dictionary.names)
+        names = [self.normalizer.name(name) for name in dictionary.names]
         self.model.initialize(X=names)
         self.index.build(self.encode(names, progress=True))
         self.dictionary = dictionary
@@ -178,8 +216,8 @@ class BioLinker(Pipe):
             spans = [s for s in spans if s.label_ in labels]
         return spans
 
-    def predict(self, docs: Iterable[Doc]) -> List[List[Candidates]]:
-        """For each doc, the ranked candidates of each span that spans_to_link returns."""
+    def predict(self, docs: Iterable[Doc]) -> List[List[MentionLinks]]:
+        """For each doc, the links of each span that spans_to_link returns."""
         docs = list(docs)
         per_doc = [[Mention.from_span(s) for s in self.spans_to_link(doc)] for doc in docs]
         flat = self.predict_mentions([m for mentions in per_doc for m in mentions])
@@ -190,23 +228,65 @@ class BioLinker(Pipe):
         return out
 
     def predict_mentions(self, mentions: Sequence[Mention], k: Optional[int] = None
-                         ) -> List[Candidates]:
-        """Ranked (concept index, score) candidates per mention, at most k (default cfg k).
+                         ) -> List[MentionLinks]:
+        """Ranked (concept index, score) candidates for each concept each mention names,
+        at most k (default cfg k) per part.
 
+        A composite is split only when every part matches better than the whole: that
+        keeps "hereditary breast and ovarian cancer", itself a dictionary name, whole.
         The batch is deduplicated: each distinct text is encoded and searched once.
         """
         if not self.is_initialized:
             raise BioLinkError(Errors.E101)
         k = k or self.cfg["k"]
-        keys = [self.query_text(m) for m in mentions]
-        results = self.link_texts(sorted({q for q in keys if q}), k)
-        return [results[q] if q else [] for q in keys]
+        texts = self.resolved_texts(mentions)
+        parts = [self.composite_parts(text) for text in texts]
+        keys = {self.query_key(t) for t in texts}
+        keys.update(self.query_key(p) for mention_parts in parts for p in mention_parts)
+        results = self.link_texts(sorted(key for key in keys if key), k)
 
-    def query_text(self, mention: Mention) -> str:
-        """The string that is encoded for a mention; empty when there is nothing to link."""
-        text = " ".join(mention.text.split())
+        def linked(text: str) -> Tuple[str, Candidates]:
+            key = self.query_key(text)
+            return (text, results[key] if key else [])
+
+        out = []
+        for text, mention_parts in zip(texts, parts):
+            whole = linked(text)
+            split = [linked(p) for p in mention_parts]
+            best_whole = whole[1][0][1] if whole[1] else -numpy.inf
+            if split and all(c and c[0][1] > best_whole for _, c in split):
+                out.append(split)
+            else:
+                out.append([whole])
+        return out
+
+    def resolved_texts(self, mentions: Sequence[Mention]) -> List[str]:
+        """Mention texts with whitespace collapsed and, if configured, the abbreviations
+        defined in their doc spelled out."""
+        texts = [" ".join(m.text.split()) for m in mentions]
+        if not self.cfg["resolve_abbreviations"]:
+            return texts
+        long_forms: Dict[int, Dict[str, str]] = {}
+        resolved = []
+        for mention, text in zip(mentions, texts):
+            doc_key = id(mention.doc)
+            if doc_key not in long_forms:
+                long_forms[doc_key] = self.abbreviations.long_forms(mention.doc)
+            resolved.append(expand(text, long_forms[doc_key]))
+        return resolved
+
+    def composite_parts(self, text: str) -> List[str]:
+        """The parts of a composite mention; empty when it is not one or splitting is off."""
+        if not self.cfg["split_composites"]:
+            return []
+        parts = split_composite(text)
+        return parts if len(parts) > 1 else []
+
+    def query_key(self, text: str) -> str:
+        """The string that is encoded for a text; empty when there is nothing to link."""
+        key = self.normalizer.mention(text)
         # Whitespace or punctuation alone names no concept.
-        return text if any(ch.isalnum() for ch in text) else ""
+        return key if any(ch.isalnum() for ch in key) else ""
 
     def link_texts(self, texts: Sequence[str], k: int) -> Dict[str, Candidates]:
         cache = self._cache
@@ -237,16 +317,27 @@ class BioLinker(Pipe):
                 if score >= threshold]
         return kept[: self.cfg["max_entities_per_mention"]]
 
-    def set_annotations(self, docs: Iterable[Doc], predictions: List[List[Candidates]]) -> None:
+    def annotations(self, links: MentionLinks) -> Tuple[str, List[Tuple[str, float]], List]:
+        """kb_id, kb_ents and kb_parts of one mention.
+
+        A composite's kb_id joins its parts' ids with `|`, as the corpora write them, and
+        its kb_ents holds the best concept of each part.
+        """
         nil_id = self.cfg["nil_id"]
+        if len(links) == 1:
+            kb_ents = self.kb_ents(links[0][1])
+            return (kb_ents[0][0] if kb_ents else nil_id), kb_ents, []
+        parts = [(text, self.kb_ents(candidates)) for text, candidates in links]
+        best = [ents[0] for _, ents in parts if ents]
+        kb_id = "|".join(ents[0][0] if ents else nil_id for _, ents in parts) if best else nil_id
+        return kb_id, best, parts
+
+    def set_annotations(self, docs: Iterable[Doc], predictions: List[List[MentionLinks]]) -> None:
         key = self.cfg["spans_key"]
-        for doc, doc_candidates in zip(docs, predictions):
+        for doc, doc_links in zip(docs, predictions):
             spans = self.spans_to_link(doc)
-            results = {}
-            for span, candidates in zip(spans, doc_candidates):
-                kb_ents = self.kb_ents(candidates)
-                results[(span.start, span.end, span.label)] = (kb_ents[0][0] if kb_ents else nil_id,
-                                                              kb_ents)
+            results = {(span.start, span.end, span.label): self.annotations(links)
+                       for span, links in zip(spans, doc_links)}
             if not results:
                 continue
             if key is None:
@@ -261,6 +352,8 @@ class BioLinker(Pipe):
                 found = results.get((span.start, span.end, span.label))
                 if found is not None:
                     span._.kb_ents = found[1]
+                    if found[2]:
+                        span._.kb_parts = found[2]
 
     # Evaluation ------------------------------------------------------------
 
@@ -277,6 +370,7 @@ class BioLinker(Pipe):
 
     def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
         serializers = {"cfg": lambda p: srsly.write_json(p, self.cfg),
+                       "normalizer": lambda p: srsly.write_json(p, self.normalizer.to_dict()),
                        "encoder": lambda p: self.model.to_disk(p)}
         if self.is_initialized:
             serializers["dictionary"] = lambda p: self.dictionary.to_disk(p)
@@ -289,11 +383,13 @@ class BioLinker(Pipe):
         if not cfg_path.is_file():
             raise BioLinkError(Errors.E104.format(path=path, reason="no cfg file"))
         cfg = srsly.read_json(cfg_path)
-        parts = ["encoder"] + (["dictionary", "index"] if cfg.get("initialized") else [])
+        parts = ["normalizer", "encoder"] + (["dictionary", "index"] if cfg.get("initialized") else [])
         missing = [p for p in parts if p not in exclude and not (path / p).exists()]
         if missing:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"missing {', '.join(missing)}"))
         self.cfg.update(cfg)
+        if "normalizer" not in exclude:
+            self.normalizer = MentionNormalizer.from_dict(srsly.read_json(path / "normalizer"))
         try:
             self.model.from_disk(path / "encoder")
         except (ValueError, KeyError, OSError) as err:
@@ -309,6 +405,7 @@ class BioLinker(Pipe):
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         serializers = {"cfg": lambda: srsly.json_dumps(self.cfg),
+                       "normalizer": lambda: srsly.json_dumps(self.normalizer.to_dict()),
                        "encoder": lambda: self.model.to_bytes()}
         if self.is_initialized:
             serializers["dictionary"] = lambda: self.dictionary.to_bytes()
@@ -317,9 +414,11 @@ class BioLinker(Pipe):
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
         msg = srsly.msgpack_loads(bytes_data)
-        if "cfg" not in msg or "encoder" not in msg:
-            raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no cfg or encoder"))
+        if any(part not in msg for part in ("cfg", "normalizer", "encoder")):
+            raise BioLinkError(Errors.E104.format(path="<bytes>",
+                                                  reason="no cfg, normalizer or encoder"))
         self.cfg.update(srsly.json_loads(msg["cfg"]))
+        self.normalizer = MentionNormalizer.from_dict(srsly.json_loads(msg["normalizer"]))
         self.model.from_bytes(msg["encoder"])
         if self.cfg.get("initialized"):
             if "dictionary" not in msg or "index" not in msg:

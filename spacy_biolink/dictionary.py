@@ -77,13 +77,19 @@ class ConceptDictionary:
     def __init__(self, concept_ids: StringTable, names: StringTable,
                  name_concepts_indptr: numpy.ndarray, name_concepts: numpy.ndarray,
                  types: Optional[StringTable] = None,
-                 definitions: Optional[StringTable] = None):
+                 definitions: Optional[StringTable] = None,
+                 name_concept_counts: Optional[numpy.ndarray] = None):
         self.concept_ids = concept_ids  # "primary|alt|alt" per concept
         self.names = names
         self.name_concepts_indptr = name_concepts_indptr
         self.name_concepts = name_concepts
         self.types = types
         self.definitions = definitions
+        # Beside name_concepts: how often corpus annotations gave that name that concept
+        # (see with_names). It only breaks exact score ties, e.g. "BPAD", a MEDIC name of
+        # three concepts of which the training data always means one.
+        self.name_concept_counts = (name_concept_counts if name_concept_counts is not None
+                                    else numpy.zeros(len(name_concepts), numpy.int32))
         self._id_lookup: Optional[Dict[str, int]] = None
         self._primary_ids: Optional[List[str]] = None
         self._names_by_concept: Optional[Dict[int, List[int]]] = None
@@ -144,8 +150,17 @@ class ConceptDictionary:
     def with_names(self, extra: Iterable[Tuple[str, str]], *, source: str = "<names>"
                    ) -> Tuple["ConceptDictionary", List[Tuple[str, str]]]:
         """Return a dictionary with (name, concept_id) pairs added, and the pairs whose id
-        is unknown (they are not added: a name without a concept cannot be linked)."""
+        is unknown (they are not added: a name without a concept cannot be linked).
+
+        Each pair counts as one annotation in name_concept_counts.
+        """
         concepts = list(self.iter_concepts())
+        # Keyed by name text: name indices change when names are added.
+        counts: Dict[Tuple[str, int], int] = defaultdict(int)
+        counted = numpy.flatnonzero(self.name_concept_counts)
+        owners = numpy.searchsorted(self.name_concepts_indptr, counted, side="right") - 1
+        for pos, n in zip(counted.tolist(), owners.tolist()):
+            counts[(self.names[n], int(self.name_concepts[pos]))] += int(self.name_concept_counts[pos])
         unknown = []
         for name, concept_id in extra:
             c = self.concept_index(concept_id)
@@ -153,7 +168,23 @@ class ConceptDictionary:
                 unknown.append((name, concept_id))
             else:
                 concepts[c].names = concepts[c].names + (name,)
-        return ConceptDictionary.from_concepts(concepts, source=source), unknown
+                counts[(name.strip(), c)] += 1
+        augmented = ConceptDictionary.from_concepts(concepts, source=source)
+        augmented.name_concept_counts = augmented._counts_array(counts)
+        return augmented, unknown
+
+    def _counts_array(self, counts: Dict[Tuple[str, int], int]) -> numpy.ndarray:
+        """name_concept_counts for (name text, concept index) -> count."""
+        out = numpy.zeros(len(self.name_concepts), dtype=numpy.int32)
+        by_name: Dict[str, List[Tuple[int, int]]] = defaultdict(list)
+        for (name, c), count in counts.items():
+            by_name[name].append((c, count))
+        for n, name in enumerate(self.names):
+            for c, count in by_name.get(name, ()):
+                start = self.name_concepts_indptr[n]
+                owners = self.name_concepts[start:self.name_concepts_indptr[n + 1]]
+                out[start + int(numpy.flatnonzero(owners == c)[0])] = count
+        return out
 
     # Access -----------------------------------------------------------------
 
@@ -217,7 +248,8 @@ class ConceptDictionary:
 
     def to_state(self) -> Tuple[dict, Dict[str, numpy.ndarray]]:
         arrays = {"name_concepts.indptr": self.name_concepts_indptr,
-                  "name_concepts": self.name_concepts}
+                  "name_concepts": self.name_concepts,
+                  "name_concept_counts": self.name_concept_counts}
         for stem in self._TABLES:
             table = getattr(self, stem)
             if table is not None:
@@ -233,12 +265,14 @@ class ConceptDictionary:
                       if f"{stem}.blob" in arrays else None for stem in cls._TABLES}
             dictionary = cls(tables["concept_ids"], tables["names"],
                              arrays["name_concepts.indptr"], arrays["name_concepts"],
-                             tables["types"], tables["definitions"])
+                             tables["types"], tables["definitions"],
+                             arrays["name_concept_counts"])
             problems = [stem for stem, t in tables.items()
                         if t is not None and (len(t.offsets) == 0 or t.offsets[-1] != len(t.blob))]
             if (dictionary.n_concepts != meta["n_concepts"] or dictionary.n_names != meta["n_names"]
                     or len(dictionary.name_concepts_indptr) != dictionary.n_names + 1
-                    or dictionary.name_concepts_indptr[-1] != len(dictionary.name_concepts)):
+                    or dictionary.name_concepts_indptr[-1] != len(dictionary.name_concepts)
+                    or len(dictionary.name_concept_counts) != len(dictionary.name_concepts)):
                 problems.append("name/concept tables")
         except (KeyError, TypeError, AttributeError) as err:
             raise BioLinkError(Errors.E104.format(path=where, reason=f"dictionary lacks {err}")) from None

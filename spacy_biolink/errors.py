@@ -40,6 +40,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "`python -m spacy_biolink init-linker`.")
     E105 = ("bio_linker.initialize: `dictionary` must be a ConceptDictionary or a "
             "callable returning one, got {type}.")
+    E106 = ("{path}:{line}: malformed spelling map line {text!r}: expected `wrong||right` "
+            "(or `wrong<TAB>right`). Fix or remove that line.")
 
     # Encoders and indexes
     E201 = ("The {name} encoder has not been fitted: initialize the pipeline (or call "
@@ -63,6 +65,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E303 = ("{path}:{line}: mention {mention!r} at {start}-{end} of document {pmid} does not "
             "match the text there ({found!r}). The offsets are wrong for this text; "
             "the mention is reported, not shifted.")
+    E304 = ("The DocBin output {path} must end in .spacy: spaCy's corpus readers skip other "
+            "files, so training would find no examples.")
+    E305 = ("Gold corpus for end-to-end evaluation not found: {path}. Pass a .spacy file "
+            "written by `python -m spacy_biolink convert`, or a list of Docs.")
 
     # CLI
     E401 = ("Not a saved pipeline directory: {path} ({reason}). Pass the OUTPUT_DIR "

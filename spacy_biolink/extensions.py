@@ -1,7 +1,8 @@
 """Custom attributes bio_linker writes, installed on demand (no import-time side effects).
 
 `span._.kb_ents` is scispaCy's name, so code written for its linker reads our results
-unchanged. Values live in doc.user_data under our own key; the getter hands back
+unchanged. `span._.kb_parts` lists (part text, kb_ents) for each concept a composite
+mention names; a mention that was not split reads as its one part. Values live in doc.user_data under our own key; the getter hands back
 (id, score) tuples even after a Doc went through bytes (nlp.pipe(n_process=2)), where
 msgpack turns tuples into lists.
 """
@@ -10,20 +11,40 @@ from typing import List, Tuple
 from spacy.tokens import Span
 
 KB_ENTS_KEY = "spacy_biolink.kb_ents"
+KB_PARTS_KEY = "spacy_biolink.kb_parts"
+
+KbEnts = List[Tuple[str, float]]
 
 
-def _key(span: Span) -> tuple:
-    return (KB_ENTS_KEY, span.start_char, span.end_char)
+def _key(span: Span, name: str = KB_ENTS_KEY) -> tuple:
+    return (name, span.start_char, span.end_char)
 
 
-def get_kb_ents(span: Span) -> List[Tuple[str, float]]:
-    return [(str(c), float(s)) for c, s in span.doc.user_data.get(_key(span), [])]
+def _as_kb_ents(value) -> KbEnts:
+    return [(str(c), float(s)) for c, s in value]
+
+
+def get_kb_ents(span: Span) -> KbEnts:
+    return _as_kb_ents(span.doc.user_data.get(_key(span), []))
 
 
 def set_kb_ents(span: Span, value) -> None:
-    span.doc.user_data[_key(span)] = [(str(c), float(s)) for c, s in value]
+    span.doc.user_data[_key(span)] = _as_kb_ents(value)
+
+
+def get_kb_parts(span: Span) -> List[Tuple[str, KbEnts]]:
+    parts = span.doc.user_data.get(_key(span, KB_PARTS_KEY))
+    if parts is None:
+        return [(span.text, get_kb_ents(span))]
+    return [(str(text), _as_kb_ents(ents)) for text, ents in parts]
+
+
+def set_kb_parts(span: Span, value) -> None:
+    span.doc.user_data[_key(span, KB_PARTS_KEY)] = [(str(t), _as_kb_ents(e)) for t, e in value]
 
 
 def install_extensions() -> None:
     if not Span.has_extension("kb_ents"):
         Span.set_extension("kb_ents", getter=get_kb_ents, setter=set_kb_ents)
+    if not Span.has_extension("kb_parts"):
+        Span.set_extension("kb_parts", getter=get_kb_parts, setter=set_kb_parts)

@@ -29,3 +29,15 @@ def split_gold_ids(raw: str) -> List[str]:
         if part and part not in ("-1", "-"):
             ids.append(normalize_medic_id(part))
     return ids
+
+
+def split_gold_id_parts(raw: str) -> List[List[str]]:
+    """The ids of each part of a corpus id field, in order.
+
+    `D1|D2` is a composite mention naming two concepts, one per part: [[D1], [D2]].
+    `D1+D2` is one mention that needs both concepts at once: [[D1, D2]].
+    A CUI-less part (`-1`) has no ids: `D1|-1` gives [[D1], []].
+    """
+    return [[normalize_medic_id(i) for i in part.split("+")
+             if i.strip() and i.strip() not in ("-1", "-")]
+            for part in raw.split("|")]

@@ -1,6 +1,6 @@
 """Assembling a linking pipeline from a config and a dictionary file (init-linker)."""
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 from spacy import util
 from spacy.language import Language
@@ -12,6 +12,7 @@ from .util import PathLike, atomic_directory
 DEFAULT_PIPELINE_CONFIG = """
 [paths]
 dictionary = null
+spelling_map = null
 
 [system]
 seed = 0
@@ -30,6 +31,8 @@ factory = "bio_linker"
 [initialize.components]
 
 [initialize.components.bio_linker]
+spelling_map = ${paths.spelling_map}
+augment = []
 
 [initialize.components.bio_linker.dictionary]
 @misc = "spacy-biolink.load_dictionary.v1"
@@ -55,8 +58,13 @@ def load_pipeline_config(config_path: Optional[PathLike] = None,
 
 def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 format: Optional[str] = None, config_path: Optional[PathLike] = None,
+                augment: Sequence[PathLike] = (), spelling_map: Optional[PathLike] = None,
                 overrides: Optional[Dict] = None, force: bool = False) -> Language:
     """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
+
+    augment: PubTator corpora whose gold mentions join the dictionary (train, or
+        train + dev when the test set is what will be evaluated).
+    spelling_map: a `wrong||right` file of mention typos (NCBI-disease ships one).
 
     The directory appears complete or not at all: it is written beside its target and
     renamed into place.
@@ -67,6 +75,10 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
             raise BioLinkError(Errors.E403.format(path=output_dir))
     settings = {"paths.dictionary": str(dictionary),
                 "initialize.components.bio_linker.dictionary.format": format}
+    if augment:
+        settings["initialize.components.bio_linker.augment"] = [str(p) for p in augment]
+    if spelling_map is not None:
+        settings["paths.spelling_map"] = str(spelling_map)
     settings.update(overrides or {})
     config = load_pipeline_config(config_path, settings)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)

@@ -12,6 +12,7 @@ from .encoders.tfidf import tfidf_encoder
 from .evaluation.scorer import score_linking
 from .index import FaissIndex, SparseIndex
 from .readers.dictionaries import load_dictionary
+from .text.normalize import MentionNormalizer
 from .util import PathLike
 
 
@@ -32,6 +33,14 @@ def build_faiss_index(kind: str = "flat", hnsw_m: int = 32, ef_construction: int
                       pq_m: int = 16) -> FaissIndex:
     return FaissIndex(kind=kind, hnsw_m=hnsw_m, ef_construction=ef_construction,
                       ef_search=ef_search, nlist=nlist, nprobe=nprobe, pq_m=pq_m)
+
+
+@registry.misc("spacy-biolink.MentionNormalizer.v1")
+def build_mention_normalizer(lowercase: bool = True, remove_punctuation: bool = True
+                             ) -> MentionNormalizer:
+    """Folding applied to names and mentions alike; the spelling map comes with
+    [initialize.components.bio_linker] spelling_map and is saved with the pipeline."""
+    return MentionNormalizer(lowercase=lowercase, remove_punctuation=remove_punctuation)
 
 
 @registry.misc("spacy-biolink.load_dictionary.v1")

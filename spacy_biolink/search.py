@@ -14,28 +14,41 @@ from .index import NameIndex
 
 Candidates = List[Tuple[int, float]]  # (concept index, score), best first
 
+TIE_DECIMALS = 5
+
 
 def names_to_concepts(dictionary: ConceptDictionary, scores: numpy.ndarray,
                       name_ids: numpy.ndarray) -> Candidates:
-    """One query's ranked names -> ranked distinct concepts (max over names), ties to the
-    lower concept index."""
+    """One query's ranked names -> ranked distinct concepts (max over names).
+
+    Ties (scores equal to TIE_DECIMALS places) go to the concept that corpus annotations
+    gave that name most often (dictionary.name_concept_counts), then to the lower
+    concept index.
+    """
     valid = name_ids >= 0
     name_ids, scores = name_ids[valid], scores[valid]
     if len(name_ids) == 0:
         return []
     indptr = dictionary.name_concepts_indptr
-    counts = indptr[name_ids + 1] - indptr[name_ids]
-    if numpy.all(counts == 1):
-        concepts = dictionary.name_concepts[indptr[name_ids]]
+    starts = indptr[name_ids]
+    n_owners = indptr[name_ids + 1] - starts
+    if numpy.all(n_owners == 1):
+        positions = starts
         concept_scores = scores
     else:
-        concepts = numpy.concatenate([dictionary.concepts_of_name(int(n)) for n in name_ids])
-        concept_scores = numpy.repeat(scores, counts)
-    # Names arrive best first, so a concept's first appearance carries its best score.
+        positions = numpy.concatenate([numpy.arange(s, s + n) for s, n in zip(starts, n_owners)])
+        concept_scores = numpy.repeat(scores, n_owners)
+    concepts = dictionary.name_concepts[positions]
+    annotated = dictionary.name_concept_counts[positions]
+    # Scores equal up to float32 summation noise are ties: "diabetes mellitus, insulin
+    # dependent" and "insulin dependent diabetes mellitus" have the same n-grams.
+    tied_scores = numpy.round(concept_scores.astype(numpy.float64), TIE_DECIMALS)
+    order = numpy.lexsort((concepts, -annotated, -tied_scores))
+    concepts, concept_scores = concepts[order], concept_scores[order]
+    # In that order a concept's first appearance is its best (score, count).
     _, first = numpy.unique(concepts, return_index=True)
-    concepts, concept_scores = concepts[first], concept_scores[first]
-    order = numpy.lexsort((concepts, -concept_scores))
-    return [(int(c), float(s)) for c, s in zip(concepts[order], concept_scores[order])]
+    first.sort()
+    return [(int(c), float(s)) for c, s in zip(concepts[first], concept_scores[first])]
 
 
 def search_concepts(dictionary: ConceptDictionary, index: NameIndex, queries, k: int,

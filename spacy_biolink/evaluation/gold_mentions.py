@@ -1,11 +1,24 @@
 """Gold-mention linking accuracy (acc@k) of a pipeline on a PubTator corpus.
 
-Every gold mention with an id is one query (until composite splitting: a mention with
-several ids, `|` or `+`, is one query that is right when the predicted concept shares any
-id with them). Mentions are skipped, and counted, when they have no id (`-1`) or when
-none of their ids is in the linker's dictionary.
+The protocol every encoder is judged with (SEEDS.md, "Shared evaluation protocol"):
+
+- Every gold mention with an id is a query; duplicates are kept. Mentions are skipped,
+  and counted, when they have no id (`-1`) or when none of their ids is in the dictionary.
+- Mentions go through the linker's own preprocessing (abbreviations, normalization).
+- A composite mention (`D1|D2`) is split as BioSyn does: when the linker splits
+  composites and the text splits into one part per id, each part is a query and the
+  mention is right at k only if every part is; otherwise it is kept whole.
+- Two rules for which ids a part may match, both reported:
+  strict: each part must match its own gold id, one part per id (in any order: the
+  corpora do not always list the ids in text order); a composite kept whole cannot
+  name all its concepts with one answer and counts as wrong;
+  lenient (BioSyn's code): a part may match any gold id of the whole mention.
+  `D1+D2` (one mention needing both) is right under both rules if it matches either.
+- Top-level acc@k follow the lenient rule, as published figures do.
+- acc@k counts distinct concepts: the k best concepts, not the k best names.
 """
 from collections import Counter, defaultdict
+from itertools import permutations
 from typing import Dict, Iterable, List, Optional, Sequence, Set
 
 from spacy.language import Language
@@ -13,9 +26,13 @@ from spacy.util import minibatch
 from tqdm import tqdm
 
 from ..component import BioLinker, Mention
-from ..errors import BioLinkError, Errors
 from ..corpora.pubtator import read_pubtator
+from ..errors import BioLinkError, Errors
+from ..ids import split_gold_id_parts
+from ..search import Candidates
 from ..util import PathLike
+
+RULES = ("strict", "lenient")
 
 
 def find_linker(nlp: Language, path: PathLike = "<nlp>") -> BioLinker:
@@ -23,6 +40,19 @@ def find_linker(nlp: Language, path: PathLike = "<nlp>") -> BioLinker:
         if isinstance(pipe, BioLinker):
             return pipe
     raise BioLinkError(Errors.E402.format(path=path, pipes=", ".join(nlp.pipe_names) or "none"))
+
+
+class _Query:
+    """One gold mention: the texts linked for it and the ids each part may match."""
+
+    __slots__ = ("type", "texts", "strict_golds", "lenient_gold")
+
+    def __init__(self, mention_type: str, texts: List[str], strict_golds: List[Set[str]],
+                 lenient_gold: Set[str]):
+        self.type = mention_type
+        self.texts = texts
+        self.strict_golds = strict_golds
+        self.lenient_gold = lenient_gold
 
 
 def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[Set[str]] = None,
@@ -33,67 +63,137 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
         raise BioLinkError(Errors.E101)
     dictionary = linker.dictionary
     depth = max(max(ks), linker.cfg["k"])
-    threshold = linker.cfg["threshold"]
     skipped: Counter = Counter()
-    hits = {k: 0 for k in ks}
+    composites: Counter = Counter()
+    hits = {rule: Counter() for rule in RULES}
     by_type: Dict[str, Counter] = defaultdict(Counter)
     n_mentions = n_evaluated = 0
     docs = read_pubtator(corpus, types=types, pmids=pmids)
     for batch in minibatch(tqdm(docs, desc="evaluate", unit="doc", disable=not progress), batch_size):
-        mentions: List[Mention] = []
-        golds: List[Set[str]] = []
-        mention_types: List[str] = []
+        queries: List[_Query] = []
         for pubtator_doc in batch:
             doc = nlp.make_doc(pubtator_doc.text)
+            golds = []
             for m in pubtator_doc.mentions:
                 n_mentions += 1
-                ids = set(m.ids)
-                if not ids:
+                id_parts = split_gold_id_parts(m.raw_ids)
+                all_ids = {i for part in id_parts for i in part}
+                if not all_ids:
                     skipped["no_id"] += 1
-                    continue
-                if all(dictionary.concept_index(i) is None for i in ids):
+                elif all(dictionary.concept_index(i) is None for i in all_ids):
                     skipped["not_in_dictionary"] += 1
-                    continue
-                mentions.append(Mention(doc, m.start, m.end, m.text.strip()))
-                golds.append(ids)
-                mention_types.append(m.type)
-        for candidates, gold, mention_type in zip(linker.predict_mentions(mentions, k=depth),
-                                                  golds, mention_types):
-            ranked = [c for c, score in candidates if score >= threshold]
-            rank = next((i for i, c in enumerate(ranked) if gold & set(dictionary.ids_of(c))), None)
+                else:
+                    golds.append((m, id_parts, all_ids))
+            mentions = [Mention(doc, m.start, m.end, m.text) for m, _, _ in golds]
+            for (m, id_parts, all_ids), text in zip(golds, linker.resolved_texts(mentions)):
+                queries.append(_make_query(linker, m.type, text, id_parts, all_ids, composites))
+        keys = {linker.query_key(t) for q in queries for t in q.texts}
+        results = linker.link_texts(sorted(key for key in keys if key), depth)
+        for query in queries:
+            ranked = [_ranked_ids(linker, results.get(linker.query_key(t), [])) for t in query.texts]
             n_evaluated += 1
-            by_type[mention_type]["n"] += 1
-            for k in ks:
-                if rank is not None and rank < k:
-                    hits[k] += 1
-                    by_type[mention_type][f"acc@{k}"] += 1
-    result = {f"acc@{k}": hits[k] / n_evaluated if n_evaluated else 0.0 for k in ks}
+            by_type[query.type]["n"] += 1
+            strict = _strict_rank(ranked, query.strict_golds)
+            lenient = _lenient_rank(ranked, query.lenient_gold)
+            for rule, rank in (("strict", strict), ("lenient", lenient)):
+                for k in ks:
+                    if rank is not None and rank < k:
+                        hits[rule][k] += 1
+                        by_type[query.type][f"{rule} acc@{k}"] += 1
+
+    def acc(count: int, n: int) -> float:
+        return count / n if n else 0.0
+
+    result = {f"acc@{k}": acc(hits["lenient"][k], n_evaluated) for k in ks}
+    for rule in RULES:
+        result[rule] = {f"acc@{k}": acc(hits[rule][k], n_evaluated) for k in ks}
     result.update({
         "n_mentions": n_mentions,
         "n_evaluated": n_evaluated,
         "n_skipped": sum(skipped.values()),
         "skipped": {"no_id": skipped["no_id"], "not_in_dictionary": skipped["not_in_dictionary"]},
-        "by_type": {t: {"n": c["n"], **{f"acc@{k}": c[f"acc@{k}"] / c["n"] for k in ks}}
+        "composites": {"n": composites["n"], "split": composites["split"],
+                       "kept_whole": composites["n"] - composites["split"]},
+        "by_type": {t: {"n": c["n"], **{f"{rule} acc@{k}": acc(c[f"{rule} acc@{k}"], c["n"])
+                                        for rule in RULES for k in ks}}
                     for t, c in sorted(by_type.items())},
         "corpus": str(corpus),
         "types": sorted(types) if types else None,
-        "composite_rule": "one query per mention; right if any gold id matches",
+        "protocol": {
+            "top_level": "lenient",
+            "strict": "each composite part must match its own id, one part per id, in any "
+                      "order; a composite kept whole is wrong",
+            "lenient": "a part may match any gold id of its mention (BioSyn's code)",
+            "composites": "split when the linker splits composites and the text gives "
+                          "one part per id, else kept whole",
+            "duplicates": "kept",
+            "acc@k": "k best distinct concepts",
+        },
+        "linker": {key: linker.cfg[key] for key in ("resolve_abbreviations", "split_composites")},
     })
     return result
 
 
+def _make_query(linker: BioLinker, mention_type: str, text: str, id_parts: List[List[str]],
+                all_ids: Set[str], composites: Counter) -> _Query:
+    if len(id_parts) > 1:
+        composites["n"] += 1
+        parts = linker.composite_parts(text)
+        if len(parts) == len(id_parts):
+            composites["split"] += 1
+            return _Query(mention_type, parts, [set(p) for p in id_parts], all_ids)
+        return _Query(mention_type, [text], [set()], all_ids)
+    return _Query(mention_type, [text], [all_ids], all_ids)
+
+
+def _ranked_ids(linker: BioLinker, candidates: Candidates) -> List[Set[str]]:
+    threshold = linker.cfg["threshold"]
+    return [set(linker.dictionary.ids_of(c)) for c, score in candidates if score >= threshold]
+
+
+def _first_rank(ranked: List[Set[str]], gold: Set[str]) -> Optional[int]:
+    return next((i for i, ids in enumerate(ranked) if ids & gold), None)
+
+
+def _lenient_rank(ranked_parts: List[List[Set[str]]], gold: Set[str]) -> Optional[int]:
+    """The rank (k-1) at which every part has hit some gold id, or None."""
+    ranks = [_first_rank(ranked, gold) for ranked in ranked_parts]
+    return None if None in ranks else max(ranks)
+
+
+# Beyond this many parts, trying every pairing costs more than the order is worth.
+MAX_PARTS_TO_PAIR = 6
+
+
+def _strict_rank(ranked_parts: List[List[Set[str]]], golds: List[Set[str]]) -> Optional[int]:
+    """The rank (k-1) at which the parts hit distinct gold parts, one each, or None."""
+    ranks = [[_first_rank(ranked, gold) for gold in golds] for ranked in ranked_parts]
+    n = len(golds)
+    pairings = permutations(range(n)) if n <= MAX_PARTS_TO_PAIR else [range(n)]
+    best = None
+    for pairing in pairings:
+        paired = [ranks[part][gold] for part, gold in enumerate(pairing)]
+        if None not in paired and (best is None or max(paired) < best):
+            best = max(paired)
+    return best
+
+
 def format_table(result: Dict, ks: Iterable[int] = (1, 5)) -> str:
     ks = list(ks)
-    header = ["mentions", "n"] + [f"acc@{k}" for k in ks]
-    rows = [["all", str(result["n_evaluated"])] + [f"{result[f'acc@{k}']:.4f}" for k in ks]]
+    header = ["mentions", "n"] + [f"{rule} acc@{k}" for rule in RULES for k in ks]
+    rows = [["all", str(result["n_evaluated"])]
+            + [f"{result[rule][f'acc@{k}']:.4f}" for rule in RULES for k in ks]]
     for mention_type, scores in result["by_type"].items():
-        rows.append([mention_type, str(scores["n"])] + [f"{scores[f'acc@{k}']:.4f}" for k in ks])
+        rows.append([mention_type, str(scores["n"])]
+                    + [f"{scores[f'{rule} acc@{k}']:.4f}" for rule in RULES for k in ks])
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |",
              "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in rows]
     skipped = result["skipped"]
+    composites = result["composites"]
     lines.append(f"skipped {result['n_skipped']} of {result['n_mentions']} mentions: "
                  f"{skipped['no_id']} without an id, {skipped['not_in_dictionary']} with no id "
-                 f"in the dictionary")
+                 f"in the dictionary; composites: {composites['split']} of {composites['n']} "
+                 f"split into one part per id, {composites['kept_whole']} kept whole")
     return "\n".join(lines)

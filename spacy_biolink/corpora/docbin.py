@@ -1,0 +1,161 @@
+"""PubTator corpora as spaCy Docs and `.spacy` DocBins, for training NER and evaluating.
+
+Each document becomes one Doc over `title + " " + abstract` (the text the offsets count
+in), with `doc.user_data["pmid"]`. Gold mentions are stored twice:
+
+* `doc.spans[spans_key]` holds every mention, in file order, nested and overlapping ones
+  included; `group.attrs["part_texts"]` is aligned with it and gives each mention's
+  composite part strings (the 7th column; an empty list for most mentions).
+* `doc.ents` holds a non-overlapping subset (longest first, then earliest), because
+  spaCy's NER can only learn one entity per token. Every token outside it is `O`.
+
+Span label = mention type. `kb_id_` = the mention's normalized ids, joined as the corpus
+joins them (`A|B` a composite, one concept per part; `A+B` one mention needing both).
+A CUI-less mention (`-1`) gets `kb_id_ = ""`, spaCy's own "no concept": the
+EntityLinker skips such entities when training and linking scorers leave them out. A
+composite with one CUI-less part keeps `-1` in that place (`D1|-1`), so the ids stay
+aligned with the part strings.
+
+Offsets that cut a token are widened to whole tokens (`alignment_mode="expand"`) and
+counted, never silently shifted.
+"""
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, List, Optional, Set
+
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc, DocBin, Span, SpanGroup
+from spacy.util import filter_spans
+
+from ..errors import BioLinkError, Errors
+from ..ids import normalize_medic_id, split_gold_ids
+from ..util import PathLike, atomic_file
+from .pubtator import PubTatorDocument, PubTatorMention, read_pubtator
+
+logger = logging.getLogger(__name__)
+
+PMID_KEY = "pmid"
+PART_TEXTS_ATTR = "part_texts"
+NO_ID = ("-1", "-", "")
+MAX_EXAMPLES = 5
+
+
+@dataclass
+class ConversionStats:
+    """What the conversion did to the mentions; `examples_*` hold the first few cases."""
+
+    docs: int = 0
+    mentions: int = 0
+    ents: int = 0
+    without_id: int = 0
+    misaligned: int = 0
+    overlapping_dropped: int = 0
+    unplaceable: int = 0
+    text_mismatches: int = 0
+    examples_misaligned: List[str] = field(default_factory=list)
+    examples_unplaceable: List[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def summary(self) -> str:
+        return (f"{self.docs} docs, {self.mentions} mentions ({self.without_id} without id), "
+                f"{self.ents} ents, {self.misaligned} misaligned (widened to tokens), "
+                f"{self.overlapping_dropped} overlapping left out of doc.ents, "
+                f"{self.unplaceable} unplaceable, {self.text_mismatches} text mismatches")
+
+
+def corpus_kb_id(raw_ids: str) -> str:
+    """The kb_id_ for a corpus id field: normalized ids with the corpus's `|` and `+` kept."""
+    if not split_gold_ids(raw_ids):
+        return ""
+    return "|".join("+".join(_one_id(i) for i in alternative.split("+"))
+                    for alternative in raw_ids.split("|"))
+
+
+def _one_id(raw: str) -> str:
+    return "-1" if raw.strip() in NO_ID else normalize_medic_id(raw)
+
+
+def pubtator_to_docs(nlp: Language, documents: Iterable[PubTatorDocument], *,
+                     types: Optional[Set[str]] = None, spans_key: str = "mentions",
+                     stats: Optional[ConversionStats] = None) -> Iterator[Doc]:
+    """Yield one Doc per document, tokenized with `nlp.make_doc` (no pipe runs).
+
+    types: keep only mentions of these types. stats: updated in place as docs are yielded.
+    """
+    stats = stats if stats is not None else ConversionStats()
+    for document in documents:
+        doc = nlp.make_doc(document.text)
+        doc.user_data[PMID_KEY] = document.pmid
+        spans: List[Span] = []
+        part_texts: List[List[str]] = []
+        for mention in document.mentions:
+            if types is not None and mention.type not in types:
+                continue
+            stats.mentions += 1
+            kb_id = corpus_kb_id(mention.raw_ids)
+            stats.without_id += not kb_id
+            span = doc.char_span(mention.start, mention.end, label=mention.type, kb_id=kb_id)
+            if span is None:
+                span = doc.char_span(mention.start, mention.end, label=mention.type, kb_id=kb_id,
+                                     alignment_mode="expand")
+                if span is None:
+                    stats.unplaceable += 1
+                    _example(stats.examples_unplaceable, document, mention, None)
+                    continue
+                stats.misaligned += 1
+                _example(stats.examples_misaligned, document, mention, span)
+            spans.append(span)
+            part_texts.append(list(mention.part_texts))
+        doc.spans[spans_key] = SpanGroup(doc, name=spans_key, spans=spans,
+                                         attrs={PART_TEXTS_ATTR: part_texts})
+        doc.ents = filter_spans(spans)
+        stats.docs += 1
+        stats.ents += len(doc.ents)
+        stats.overlapping_dropped += len(spans) - len(doc.ents)
+        stats.text_mismatches += len(document.offset_mismatches)
+        yield doc
+
+
+def _example(examples: List[str], document: PubTatorDocument, mention: PubTatorMention,
+             span: Optional[Span]) -> None:
+    if len(examples) < MAX_EXAMPLES:
+        widened = "no token span" if span is None else f"widened to {span.text!r}"
+        examples.append(f"{document.pmid} line {mention.line}: {mention.text!r} at "
+                        f"{mention.start}-{mention.end}, {widened}")
+
+
+def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
+                     nlp: Optional[Language] = None, types: Optional[Set[str]] = None,
+                     pmids: Optional[Set[str]] = None, spans_key: str = "mentions"
+                     ) -> ConversionStats:
+    """Convert a PubTator file (.gz ok) to a `.spacy` DocBin (see the module docstring).
+
+    The whole corpus is read before anything is written, and the file is written beside
+    its target and renamed into place, so a malformed input leaves no file behind.
+    nlp: whose tokenizer to use (default `spacy.blank("en")`); tokenize with the
+    pipeline you will train, or the entities may not align with its tokens.
+    """
+    output_path = Path(output_path)
+    if output_path.suffix != ".spacy":
+        raise BioLinkError(Errors.E304.format(path=output_path))
+    nlp = nlp if nlp is not None else spacy.blank("en")
+    stats = ConversionStats()
+    doc_bin = DocBin(store_user_data=True)
+    documents = read_pubtator(input_path, types=types, pmids=pmids)
+    for doc in pubtator_to_docs(nlp, documents, spans_key=spans_key, stats=stats):
+        doc_bin.add(doc)
+    data = doc_bin.to_bytes()
+    with atomic_file(output_path, "wb") as fileh:
+        fileh.write(data)
+    logger.info("Converted %s to %s: %s", input_path, output_path, stats.summary())
+    if stats.misaligned:
+        logger.warning("%d mention(s) did not fall on token boundaries and were widened to "
+                       "whole tokens, e.g. %s", stats.misaligned, "; ".join(stats.examples_misaligned))
+    if stats.unplaceable:
+        logger.warning("%d mention(s) cover no token and were left out, e.g. %s",
+                       stats.unplaceable, "; ".join(stats.examples_unplaceable))
+    return stats

@@ -1,0 +1,160 @@
+"""End-to-end scores: the whole pipeline (NER, then bio_linker) on raw text vs gold docs.
+
+The gold docs are those `convert_pubtator` writes: every gold mention is in
+`doc.spans["mentions"]` (or `doc.ents` for docs without that group), at token-aligned
+offsets, with the corpus ids in `kb_id_`. The predictions are the spans bio_linker links
+(`BioLinker.spans_to_link`: doc.ents, or its spans_key, filtered by its labels).
+
+NER: a prediction is right when its character offsets equal a gold mention's (and its
+label the gold type, with match_labels). Offsets are compared as sets: two gold
+mentions on the same stretch of text count once.
+
+Linking: a prediction is right when its span is right and its concepts equal the gold
+concepts. Ids are compared as concepts of the linker's dictionary, so an alternative id
+matches its concept's primary id; a composite `A|B` (or `A+B`) is right only for a
+prediction whose kb_id_ names the same set of concepts. Gold mentions with no concept
+(`-1`, or a composite with a `-1` part) count for NER only, and so do predictions on
+their spans; predictions linked to nothing (`nil_id` or "") are not linking predictions.
+"""
+import os
+import re
+from pathlib import Path
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc, DocBin, Span
+from tqdm import tqdm
+
+from ..corpora.docbin import NO_ID
+from ..dictionary import ConceptDictionary
+from ..errors import BioLinkError, Errors
+from ..util import PathLike
+from .gold_mentions import find_linker
+
+Key = Tuple
+
+ID_SEPARATORS = re.compile(r"[|+]")
+
+
+def evaluate_end_to_end(nlp: Language, gold: Union[PathLike, Iterable[Doc]], *,
+                        types: Optional[Set[str]] = None, match_labels: bool = False,
+                        gold_spans_key: str = "mentions", batch_size: int = 64,
+                        progress: bool = False) -> Dict:
+    """NER and linking precision, recall and F1 of `nlp` on the texts of the gold docs.
+
+    gold: a `.spacy` DocBin path or gold Docs. types: score only gold mentions of these
+    types and predictions with these labels. match_labels: require label == gold type.
+    """
+    linker = find_linker(nlp)
+    if not linker.is_initialized:
+        raise BioLinkError(Errors.E101)
+    dictionary = linker.dictionary
+    no_link = set(NO_ID) | {linker.cfg["nil_id"]}
+    gold_docs = _gold_docs(nlp, gold)
+    ner = {"n_gold": 0, "n_pred": 0, "n_correct": 0}
+    link = {"n_gold": 0, "n_pred": 0, "n_correct": 0}
+    counts = {"n_docs": 0, "n_gold_mentions": 0, "n_gold_without_id": 0, "n_gold_composite": 0,
+              "n_pred_on_gold_without_id": 0}
+    texts = (doc.text for doc in gold_docs)
+    predicted_docs = nlp.pipe(tqdm(texts, desc="end-to-end", unit="doc", disable=not progress),
+                              batch_size=batch_size)
+    for gold_doc, pred_doc in zip(gold_docs, predicted_docs):
+        counts["n_docs"] += 1
+        gold_spans = [s for s in _gold_spans(gold_doc, gold_spans_key)
+                      if types is None or s.label_ in types]
+        pred_spans = [s for s in linker.spans_to_link(pred_doc)
+                      if types is None or s.label_ in types]
+        gold_links: Dict[Key, Set[FrozenSet]] = {}
+        for span in gold_spans:
+            key = _key(span, match_labels)
+            counts["n_gold_mentions"] += 1
+            gold_links.setdefault(key, set())
+            concepts = _concepts(span.kb_id_, dictionary, no_link)
+            if concepts is None:
+                counts["n_gold_without_id"] += 1
+                continue
+            counts["n_gold_composite"] += len(concepts) > 1
+            gold_links[key].add(concepts)
+        predicted: Dict[Key, str] = {}
+        for span in pred_spans:
+            predicted.setdefault(_key(span, match_labels), span.kb_id_)
+        ner["n_gold"] += len(gold_links)
+        ner["n_pred"] += len(predicted)
+        ner["n_correct"] += len(gold_links.keys() & predicted.keys())
+        link["n_gold"] += sum(len(alternatives) for alternatives in gold_links.values())
+        for key, kb_id in predicted.items():
+            concepts = _concepts(kb_id, dictionary, no_link)
+            if concepts is None:
+                continue
+            if key in gold_links and not gold_links[key]:
+                counts["n_pred_on_gold_without_id"] += 1
+                continue
+            link["n_pred"] += 1
+            link["n_correct"] += concepts in gold_links.get(key, ())
+    return {
+        "ner": _prf(ner),
+        "linking": _prf(link),
+        **counts,
+        "types": sorted(types) if types else None,
+        "match_labels": match_labels,
+    }
+
+
+def _gold_docs(nlp: Language, gold: Union[PathLike, Iterable[Doc]]) -> List[Doc]:
+    if isinstance(gold, (str, os.PathLike)):
+        path = Path(gold)
+        if not path.is_file():
+            raise BioLinkError(Errors.E305.format(path=path))
+        return list(DocBin().from_disk(path).get_docs(nlp.vocab))
+    return list(gold)
+
+
+def _gold_spans(doc: Doc, key: str) -> Iterable[Span]:
+    return doc.spans[key] if key in doc.spans else doc.ents
+
+
+def _key(span: Span, match_labels: bool) -> Key:
+    if match_labels:
+        return (span.start_char, span.end_char, span.label_)
+    return (span.start_char, span.end_char)
+
+
+def _concepts(kb_id: str, dictionary: ConceptDictionary, no_link: Set[str]
+              ) -> Optional[FrozenSet]:
+    """The concepts a kb_id names, or None when it (or one part of it) names none.
+
+    An id the dictionary lacks stands for itself, so it can still match the same id.
+    """
+    if kb_id.strip() in no_link:
+        return None
+    concepts = set()
+    for concept_id in ID_SEPARATORS.split(kb_id):
+        concept_id = concept_id.strip()
+        if concept_id in no_link:
+            return None
+        index = dictionary.concept_index(concept_id)
+        concepts.add(concept_id if index is None else index)
+    return frozenset(concepts)
+
+
+def _prf(counts: Dict[str, int]) -> Dict:
+    p = counts["n_correct"] / counts["n_pred"] if counts["n_pred"] else 0.0
+    r = counts["n_correct"] / counts["n_gold"] if counts["n_gold"] else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return {"p": p, "r": r, "f": f, **counts}
+
+
+def format_end_to_end_table(result: Dict) -> str:
+    header = ["level", "P", "R", "F1", "gold", "pred", "correct"]
+    rows = [[level, *(f"{result[level][m]:.4f}" for m in ("p", "r", "f")),
+             *(str(result[level][n]) for n in ("n_gold", "n_pred", "n_correct"))]
+            for level in ("ner", "linking")]
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in rows]
+    lines.append(f"{result['n_docs']} docs, {result['n_gold_mentions']} gold mentions: "
+                 f"{result['n_gold_without_id']} without an id (NER only, with "
+                 f"{result['n_pred_on_gold_without_id']} predictions on them), "
+                 f"{result['n_gold_composite']} composite")
+    return "\n".join(lines)

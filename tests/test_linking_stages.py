@@ -1,0 +1,213 @@
+"""bio_linker's preprocessing stages, end to end through the pipe: abbreviations,
+composite mentions, normalization, the spelling map and dictionary augmentation."""
+import json
+import subprocess
+import sys
+
+import pytest
+import spacy
+
+from spacy_biolink import load_dictionary
+from spacy_biolink.evaluation import evaluate_gold_mentions
+from spacy_biolink.pipeline import init_linker
+
+from .conftest import TINY_MEDIC, doc_with_ents, make_linker_nlp
+
+STAGES_MEDIC = TINY_MEDIC + """\
+D010051||Ovarian Neoplasms|ovarian cancer|ovary tumor
+C538341||Hereditary Breast and Ovarian Cancer Syndrome|hereditary breast and ovarian cancer
+D006130||Growth Disorders|growth retardation
+"""
+
+
+@pytest.fixture
+def stages_dictionary(tmp_path):
+    path = tmp_path / "medic.txt"
+    path.write_text(STAGES_MEDIC, encoding="utf8")
+    return load_dictionary(path)
+
+
+@pytest.fixture
+def stages_nlp(stages_dictionary):
+    return make_linker_nlp(stages_dictionary)
+
+
+def test_composite_mention_links_each_part(stages_nlp):
+    doc = stages_nlp(doc_with_ents(stages_nlp, "Risk of breast and ovarian cancer.",
+                                   ["breast and ovarian cancer"]))
+    ent = doc.ents[0]
+    assert ent.kb_id_ == "D001943|D010051"
+    assert [text for text, _ in ent._.kb_parts] == ["breast cancer", "ovarian cancer"]
+    assert [ents[0][0] for _, ents in ent._.kb_parts] == ["D001943", "D010051"]
+    # kb_ents holds the concept each part names, best score first per part.
+    assert [c for c, _ in ent._.kb_ents] == ["D001943", "D010051"]
+
+
+def test_composite_that_is_a_dictionary_name_stays_whole(stages_nlp):
+    text = "Families with hereditary breast and ovarian cancer."
+    ent = stages_nlp(doc_with_ents(stages_nlp, text, ["hereditary breast and ovarian cancer"])).ents[0]
+    assert ent.kb_id_ == "C538341"
+    assert ent._.kb_parts == [(ent.text, ent._.kb_ents)]
+
+
+def test_composite_splitting_can_be_switched_off(stages_dictionary):
+    nlp = make_linker_nlp(stages_dictionary, split_composites=False)
+    ent = nlp(doc_with_ents(nlp, "Risk of breast and ovarian cancer.",
+                            ["breast and ovarian cancer"])).ents[0]
+    assert "|" not in ent.kb_id_
+    assert len(ent._.kb_parts) == 1
+
+
+def test_abbreviation_is_linked_through_its_long_form(stages_nlp):
+    # "HD" alone is a name of two concepts; the document says which one it means here.
+    text = "Huntington disease (HD) is inherited. Many HD patients carry it."
+    doc = doc_with_ents(stages_nlp, text, [(text.index("HD patients"), text.index("HD patients") + 2)])
+    assert stages_nlp(doc).ents[0].kb_id_ == "D006816"
+    text = "Hirschsprung disease (HD) is congenital. Many HD patients need surgery."
+    doc = doc_with_ents(stages_nlp, text, [(text.index("HD patients"), text.index("HD patients") + 2)])
+    assert stages_nlp(doc).ents[0].kb_id_ == "D006527"
+
+
+def test_abbreviation_resolution_can_be_switched_off(stages_dictionary):
+    nlp = make_linker_nlp(stages_dictionary, resolve_abbreviations=False)
+    text = "Hirschsprung disease (HD) is congenital. Many HD patients need surgery."
+    doc = nlp(doc_with_ents(nlp, text, [(text.index("HD patients"), text.index("HD patients") + 2)]))
+    # Without the document's definition the two "HD" concepts tie, lower index first.
+    assert doc.ents[0].kb_id_ == "D006816"
+    assert doc.ents[0]._.kb_ents[0][1] == doc.ents[0]._.kb_ents[1][1]
+
+
+def test_normalization_ignores_case_and_punctuation(stages_nlp):
+    ent = stages_nlp(doc_with_ents(stages_nlp, "HUNTINGTON'S CHOREA.", ["HUNTINGTON'S CHOREA"])).ents[0]
+    assert ent._.kb_ents[0] == ("D006816", 1.0)
+
+
+def test_spelling_map_and_augmentation_through_initialize_and_save(stages_dictionary, tmp_path):
+    spelling = tmp_path / "typos.txt"
+    spelling.write_text("retardaton||retardation\n", encoding="utf8")
+    corpus = tmp_path / "train.txt"
+    corpus.write_text(
+        "1|t|Sugar sickness in a family.\n"
+        "1|a|Sugar sickness again.\n"
+        "1\t0\t14\tSugar sickness\tDisease\tD003924\n"
+        "1\t28\t42\tSugar sickness\tDisease\tD003924\n"
+        "\n", encoding="utf8")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bio_linker")
+    with pytest.warns(UserWarning, match="W001"):
+        nlp.get_pipe("bio_linker").initialize(dictionary=stages_dictionary, spelling_map=spelling,
+                                              augment=[corpus])
+    nlp.to_disk(tmp_path / "nlp")
+    loaded = spacy.load(tmp_path / "nlp")
+    for pipeline in (nlp, loaded):
+        doc = pipeline(doc_with_ents(pipeline, "growth retardaton and sugar sickness",
+                                     ["growth retardaton", "sugar sickness"]))
+        assert [e._.kb_ents[0] for e in doc.ents] == [("D006130", 1.0), ("D003924", 1.0)]
+
+
+AUGMENT_CORPUS = (
+    "1|t|WD and HD in twins.\n"
+    "1|a|Wilson disease (WD) and Huntington disease (HD) were seen, with sugar sickness.\n"
+    "1\t0\t2\tWD\tDisease\tD001943\n"
+    "1\t84\t98\tsugar sickness\tDisease\tD003924\n"
+    "1\t0\t9\tWD and HD\tDisease\tD001943|D006816\n"
+    "1\t0\t9\tWD and HD\tDisease\tD001943+D006816\n"
+    "1\t7\t9\tHD\tDisease\t-1\n"
+    "1\t7\t9\tHD\tDisease\tD999999\n"
+    "\n")
+
+
+def test_augmentation_resolves_and_splits_like_linking(stages_dictionary, tmp_path):
+    corpus = tmp_path / "train.txt"
+    corpus.write_text(AUGMENT_CORPUS, encoding="utf8")
+    from spacy_biolink.augment import augment_dictionary
+
+    nlp = make_linker_nlp(stages_dictionary)
+    augmented, stats = augment_dictionary(stages_dictionary, [corpus], nlp.get_pipe("bio_linker"),
+                                          nlp.make_doc)
+    breast = augmented.concept_index("D001943")
+    huntington = augmented.concept_index("D006816")
+    # The abbreviation is added as its long form, the composite as its two parts.
+    assert "Wilson disease" in augmented.names_of(breast)
+    assert "WD" not in augmented.names_of(breast)
+    assert "Huntington disease" in augmented.names_of(huntington)
+    assert "sugar sickness" in augmented.names_of(augmented.concept_index("D003924"))
+    assert (stats.mentions, stats.no_id, stats.combined, stats.unknown_id) == (6, 1, 1, 1)
+    assert stats.added == 4
+
+
+def test_cli_augment_and_evaluate_both_rules(tmp_path):
+    dictionary = tmp_path / "medic.txt"
+    dictionary.write_text(STAGES_MEDIC, encoding="utf8")
+    train, dev = tmp_path / "train.txt", tmp_path / "dev.txt"
+    train.write_text("1|t|Sugar sickness.\n1\t0\t14\tSugar sickness\tDisease\tD003924\n\n",
+                     encoding="utf8")
+    dev.write_text("2|t|Sweet urine.\n2\t0\t11\tSweet urine\tDisease\tD003924\n\n",
+                   encoding="utf8")
+    corpus = tmp_path / "test.txt"
+    corpus.write_text(
+        "7|t|Breast and ovarian cancer, breast cancer and breast tumor.\n"
+        "7|a|Also growth, sugar sickness and sweet urine.\n"
+        # split into one part per id: right under both rules
+        "7\t0\t25\tBreast and ovarian cancer\tDisease\tD001943|D010051\n"
+        # both parts name the same gold concept: only the lenient rule accepts it
+        "7\t27\t57\tbreast cancer and breast tumor\tDisease\tD001943|D010051\n"
+        # three ids, two parts: kept whole (strict: wrong)
+        "7\t0\t25\tBreast and ovarian cancer\tDisease\tD001943|D010051|D006130\n"
+        "7\t64\t70\tgrowth\tDisease\t-1\n"
+        # known only from the augmenting corpora
+        "7\t72\t86\tsugar sickness\tDisease\tD003924\n"
+        "7\t91\t102\tsweet urine\tDisease\tD003924\n"
+        "\n", encoding="utf8")
+    out = tmp_path / "linker"
+    subprocess.run([sys.executable, "-m", "spacy_biolink", "init-linker", str(out),
+                    "--dictionary", str(dictionary), "--augment", str(train),
+                    "--augment", str(dev)], check=True, capture_output=True)
+    metrics = tmp_path / "metrics.json"
+    run = subprocess.run([sys.executable, "-m", "spacy_biolink", "evaluate", str(out), str(corpus),
+                          "--output", str(metrics)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(metrics.read_text())
+    assert result["n_evaluated"] == 5 and result["skipped"]["no_id"] == 1
+    assert result["composites"] == {"n": 3, "split": 2, "kept_whole": 1}
+    assert result["strict"]["acc@1"] == pytest.approx(3 / 5)
+    assert result["lenient"]["acc@1"] == pytest.approx(4 / 5)
+    assert result["acc@1"] == result["lenient"]["acc@1"]
+    assert "strict acc@1" in run.stdout
+
+
+def test_evaluation_follows_the_linker_settings(stages_dictionary, tmp_path):
+    corpus = tmp_path / "test.txt"
+    corpus.write_text(
+        "7|t|Breast and ovarian cancer.\n"
+        "7\t0\t25\tBreast and ovarian cancer\tDisease\tD001943|D010051\n"
+        "\n", encoding="utf8")
+    whole = make_linker_nlp(stages_dictionary, split_composites=False)
+    result = evaluate_gold_mentions(whole, corpus)
+    assert result["composites"] == {"n": 1, "split": 0, "kept_whole": 1}
+    assert result["strict"]["acc@1"] == 0.0
+    assert result["linker"]["split_composites"] is False
+
+
+def test_init_linker_writes_the_stages_on_by_default(tmp_path):
+    dictionary = tmp_path / "medic.txt"
+    dictionary.write_text(STAGES_MEDIC, encoding="utf8")
+    with pytest.warns(UserWarning, match="W001"):
+        nlp = init_linker(tmp_path / "out", dictionary)
+    cfg = nlp.config["components"]["bio_linker"]
+    assert cfg["resolve_abbreviations"] and cfg["split_composites"]
+    assert cfg["normalizer"]["lowercase"] and cfg["normalizer"]["remove_punctuation"]
+
+
+def test_n_process_2_keeps_composite_parts(stages_nlp, tmp_path):
+    stages_nlp.to_disk(tmp_path / "nlp")
+    nlp = spacy.load(tmp_path / "nlp")
+    texts = [("Risk of breast and ovarian cancer.", ["breast and ovarian cancer"]),
+             ("Huntington disease (HD) runs in families; HD is rare.", ["Huntington disease"])] * 3
+
+    def parts(doc):
+        return [(e.kb_id_, e._.kb_ents, e._.kb_parts) for e in doc.ents]
+
+    expected = [parts(nlp(doc_with_ents(nlp, t, e))) for t, e in texts]
+    docs = [doc_with_ents(nlp, t, e) for t, e in texts]
+    assert [parts(d) for d in nlp.pipe(docs, n_process=2, batch_size=2)] == expected
