@@ -4,6 +4,7 @@ Both hold one vector per dictionary NAME and answer `search(queries, k)` with
 `(scores, name_ids)` arrays of shape (n_queries, k), best first, ties broken by the lower
 name id, padded with id -1. The dictionary, not the index, knows what a name id means.
 """
+import warnings
 from typing import Optional, Tuple
 
 import numpy
@@ -39,6 +40,24 @@ def top_k(values: numpy.ndarray, ids: numpy.ndarray, k: int) -> SearchResult:
     return values[order], ids[order]
 
 
+def _sparse_kernels():
+    """The numba kernel module, imported on first search (not at spacy.load); None when
+    numba cannot be imported, and SparseIndex falls back to scipy."""
+    global _KERNELS
+    if _KERNELS is None:
+        try:
+            from . import sparse_kernels
+        except ImportError as err:
+            warnings.warn(f"spacy_biolink: numba unavailable ({err}); SparseIndex.search "
+                          "falls back to the slower scipy product.", RuntimeWarning)
+            sparse_kernels = False
+        _KERNELS = sparse_kernels
+    return _KERNELS or None
+
+
+_KERNELS = None
+
+
 class NameIndex:
     """What every index offers; subclasses define build/add/search and to/from_state."""
 
@@ -63,17 +82,24 @@ class NameIndex:
 class SparseIndex(NameIndex):
     """Exact inner-product search over L2-normalised sparse rows (TF-IDF).
 
-    Queries are multiplied against the transposed name matrix chunk by chunk, so memory
-    stays at chunk_size x n_names floats whatever the batch size. (A MaxScore-style
-    pruned search was tried: exact, but slower than this in numpy because of per-round
-    overhead; see BENCHMARKS.md.)
+    `names_t` (features x names) is an inverted index. A compiled kernel
+    (`sparse_kernels`, numba) adds each query n-gram's postings into a dense buffer and
+    selects the top k from it; its scores are bit-identical to the scipy product
+    `queries @ names_t`, which remains the fallback (numba missing, names_t not float32,
+    non-finite values) and is computed chunk_size queries at a time.
+
+    `n_threads` (not saved; 1 by default) splits large batches over threads: the kernel
+    releases the GIL, so concurrent `search` calls from several threads also run in
+    parallel.
     """
 
     vector_kind = "sparse"
 
     def __init__(self, chunk_size: int = 256):
         self.chunk_size = chunk_size
+        self.n_threads = 1
         self.names_t: Optional[sparse.csr_matrix] = None  # features x names
+        self._postings_cache = None
 
     @property
     def n_vectors(self) -> int:
@@ -96,7 +122,17 @@ class SparseIndex(NameIndex):
 
     def search(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
         queries = self._check_queries(queries)
+        postings = self._postings()
+        if postings is None or not numpy.isfinite(queries.data).all():
+            return self._search_scipy(queries, k)
+        return _sparse_kernels().search_rows(
+            queries.indptr, queries.indices, queries.data, postings, self.names_t.shape[1], k,
+            n_threads=getattr(self, "n_threads", 1))
+
+    def _search_scipy(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
         scores, ids = _empty_result(queries.shape[0], k)
+        if k == 0:
+            return scores, ids
         for start in range(0, queries.shape[0], self.chunk_size):
             # Rows of the product hold only names sharing an n-gram with the query
             # (a score of 0 is no candidate at all), ~1/4 of names for char 3-grams.
@@ -107,6 +143,24 @@ class SparseIndex(NameIndex):
                 scores[start + row, :len(found)] = found
                 ids[start + row, :len(found)] = found_ids
         return scores, ids
+
+    def _postings(self):
+        """names_t as the kernel takes it, or None where the kernel cannot reproduce the
+        scipy product (not float32, non-finite values). Checked and converted once per
+        names_t object (copies only where a dtype differs, i.e. the small indptr)."""
+        m = self.names_t
+        cached = getattr(self, "_postings_cache", None)
+        if cached is None or cached[0] is not m:
+            postings = None
+            kernel = _sparse_kernels()
+            if (kernel is not None and m.dtype == numpy.float32 and m.shape[1] < 2 ** 31
+                    and numpy.isfinite(m.data).all()):
+                postings = kernel.prepare_postings(m.indptr, m.indices, m.data, m.shape[1])
+            cached = self._postings_cache = (m, postings)
+        return cached[1]
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_postings_cache": None}
 
     def _check_queries(self, queries) -> sparse.csr_matrix:
         if self.names_t is None:

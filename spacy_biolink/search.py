@@ -5,7 +5,7 @@ when a concept has many close synonyms, so each query's name depth grows until i
 best concepts are certain: once the top-m names hold k distinct concepts, no concept
 outside them can score higher (all its names rank below the m-th).
 """
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy
 
@@ -25,30 +25,48 @@ def names_to_concepts(dictionary: ConceptDictionary, scores: numpy.ndarray,
     gave that name most often (dictionary.name_concept_counts), then to the lower
     concept index.
     """
-    valid = name_ids >= 0
-    name_ids, scores = name_ids[valid], scores[valid]
-    if len(name_ids) == 0:
-        return []
+    return names_to_concepts_rows(dictionary, scores[None, :], name_ids[None, :])[0][0]
+
+
+def names_to_concepts_rows(dictionary: ConceptDictionary, scores: numpy.ndarray,
+                           name_ids: numpy.ndarray, limit: Optional[int] = None
+                           ) -> Tuple[List[Candidates], numpy.ndarray]:
+    """names_to_concepts for each row of (n_queries, depth) arrays, in one vectorized pass
+    (per-row numpy calls cost more than the work on a few dozen names): each row's first
+    `limit` (default all) candidates, and each row's number of distinct concepts."""
+    n_rows = name_ids.shape[0]
+    rows, cols = numpy.nonzero(name_ids >= 0)  # row-major: each row's names stay best first
+    names, scores = name_ids[rows, cols], scores[rows, cols]
     indptr = dictionary.name_concepts_indptr
-    starts = indptr[name_ids]
-    n_owners = indptr[name_ids + 1] - starts
+    starts = indptr[names]
+    n_owners = indptr[names + 1] - starts
     if numpy.all(n_owners == 1):
         positions = starts
-        concept_scores = scores
     else:
-        positions = numpy.concatenate([numpy.arange(s, s + n) for s, n in zip(starts, n_owners)])
-        concept_scores = numpy.repeat(scores, n_owners)
-    concepts = dictionary.name_concepts[positions]
+        # Each name's owners in order: starts + 0, 1, ... n_owners - 1.
+        offsets = numpy.arange(int(n_owners.sum())) - numpy.repeat(
+            numpy.cumsum(n_owners) - n_owners, n_owners)
+        positions = numpy.repeat(starts, n_owners) + offsets
+        rows, scores = numpy.repeat(rows, n_owners), numpy.repeat(scores, n_owners)
+    concepts = dictionary.name_concepts[positions].astype(numpy.int64)
     annotated = dictionary.name_concept_counts[positions]
     # Scores equal up to float32 summation noise are ties: "diabetes mellitus, insulin
     # dependent" and "insulin dependent diabetes mellitus" have the same n-grams.
-    tied_scores = numpy.round(concept_scores.astype(numpy.float64), TIE_DECIMALS)
-    order = numpy.lexsort((concepts, -annotated, -tied_scores))
-    concepts, concept_scores = concepts[order], concept_scores[order]
-    # In that order a concept's first appearance is its best (score, count).
-    _, first = numpy.unique(concepts, return_index=True)
+    tied_scores = numpy.round(scores.astype(numpy.float64), TIE_DECIMALS)
+    # lexsort is stable: equal keys keep name order (best exact score, then lower id).
+    order = numpy.lexsort((concepts, -annotated, -tied_scores, rows))
+    rows, concepts, scores = rows[order], concepts[order], scores[order]
+    # In that order a concept's first appearance in its row is its best (score, count).
+    _, first = numpy.unique(rows * (int(concepts.max(initial=0)) + 1) + concepts,
+                            return_index=True)
     first.sort()
-    return [(int(c), float(s)) for c, s in zip(concepts[first], concept_scores[first])]
+    rows, concepts, scores = rows[first], concepts[first].tolist(), scores[first].tolist()
+    bounds = numpy.searchsorted(rows, numpy.arange(n_rows + 1))
+    counts = numpy.diff(bounds)
+    ends = bounds[1:] if limit is None else numpy.minimum(bounds[1:], bounds[:-1] + limit)
+    candidates = [list(zip(concepts[lo:hi], scores[lo:hi]))
+                  for lo, hi in zip(bounds[:-1].tolist(), ends.tolist())]
+    return candidates, counts
 
 
 def search_concepts(dictionary: ConceptDictionary, index: NameIndex, queries, k: int,
@@ -62,11 +80,11 @@ def search_concepts(dictionary: ConceptDictionary, index: NameIndex, queries, k:
     while len(pending) and depth > 0:
         scores, name_ids = index.search(queries[pending], depth)
         unfinished = []
-        for row, query in enumerate(pending):
-            concepts = names_to_concepts(dictionary, scores[row], name_ids[row])
-            exhausted = depth >= n_names or depth >= max_depth or name_ids[row, -1] < 0
-            if len(concepts) >= k or exhausted:
-                results[query] = concepts[:k]
+        per_row, counts = names_to_concepts_rows(dictionary, scores, name_ids, limit=k)
+        exhausted = (depth >= n_names or depth >= max_depth) | (name_ids[:, -1] < 0)
+        for row, query in enumerate(pending.tolist()):
+            if counts[row] >= k or exhausted[row]:
+                results[query] = per_row[row]
             else:
                 unfinished.append(query)
         pending = numpy.asarray(unfinished, dtype=numpy.int64)

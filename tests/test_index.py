@@ -85,3 +85,144 @@ def test_wrong_vector_kind_and_unbuilt_index_are_clear_errors():
         SparseIndex().search(sparse.csr_matrix((1, 3), dtype="f"), 2)
     with pytest.raises(BioLinkError, match="E204"):
         FaissIndex(kind="lsh")
+
+
+def _scipy_reference(index, queries, k):
+    return index._search_scipy(sparse.csr_matrix(queries, dtype=numpy.float32), k)
+
+
+def _random_csr(rng, n_rows, n_cols, density, signed=False, levels=0):
+    """Random CSR; levels > 0 quantizes values (many exact ties)."""
+    m = sparse.random(n_rows, n_cols, density=density, format="csr", dtype="f",
+                      random_state=rng.integers(2 ** 31))
+    if levels:
+        m.data = (numpy.ceil(m.data * levels) / levels).astype("f")
+    if signed:
+        m.data *= rng.choice(numpy.array([-1, 1], dtype="f"), size=m.nnz)
+    return m
+
+
+@pytest.mark.parametrize("signed,levels", [(False, 0), (False, 3), (True, 0), (True, 2)])
+def test_sparse_kernel_is_bit_identical_to_scipy_product(signed, levels):
+    rng = numpy.random.default_rng(7)
+    names = _random_csr(rng, 700, 60, 0.08, signed, levels)
+    # Rows from very sparse (the kernel's touched-names path) to dense (its blocked scan).
+    queries = sparse.vstack([_random_csr(rng, 40, 60, d, signed, levels)
+                             for d in (0.01, 0.05, 0.3, 0.9)], format="csr")
+    index = SparseIndex()
+    index.build(names)
+    for k in (1, 5, 40, 699, 700, 750):
+        scores, ids = index.search(queries, k)
+        expected_scores, expected_ids = _scipy_reference(index, queries, k)
+        assert scores.dtype == numpy.float32 and ids.dtype == numpy.int64
+        assert (ids == expected_ids).all()
+        assert (scores.view(numpy.int32) == expected_scores.view(numpy.int32)).all()
+    dense_scores = (queries @ index.names_t).toarray()
+    _, ids = index.search(queries, 9)
+    expected = [[j for j in row if dense_scores[i, j] != 0]
+                for i, row in enumerate(brute_force(dense_scores, 700))]
+    assert [[j for j in row if j >= 0] for row in ids.tolist()] == [e[:9] for e in expected]
+
+
+def test_sparse_kernel_ties_go_to_the_lower_id():
+    names = sparse.csr_matrix(numpy.array([[0, 1], [1, 0], [0, 1], [1, 1], [0, 1], [1, 0]],
+                                          dtype="f"))
+    index = SparseIndex()
+    index.build(names)
+    scores, ids = index.search(sparse.csr_matrix(numpy.array([[0, 1], [1, 0]], dtype="f")), 3)
+    assert ids.tolist() == [[0, 2, 3], [1, 3, 5]]
+    assert scores.tolist() == [[1, 1, 1], [1, 1, 1]]
+    # More names than blocks of the kernel's dense scan, all tied.
+    many = sparse.csr_matrix(numpy.ones((5000, 3), dtype="f"))
+    index.build(many)
+    scores, ids = index.search(sparse.csr_matrix(numpy.ones((2, 3), dtype="f")), 70)
+    assert ids.tolist() == [list(range(70))] * 2
+
+
+def test_sparse_kernel_empty_rows_padding_and_large_k():
+    rng = numpy.random.default_rng(8)
+    names = _random_csr(rng, 30, 20, 0.2).toarray()
+    names[3] = 0  # a name with no n-gram never matches
+    index = SparseIndex()
+    index.build(sparse.csr_matrix(names))
+    queries = numpy.zeros((3, 20), dtype="f")
+    queries[1, 5] = 1.0
+    queries[2] = 1.0
+    queries = sparse.csr_matrix(queries)
+    scores, ids = index.search(queries, 50)
+    assert ids.shape == (3, 50) and scores.shape == (3, 50)
+    assert (ids[0] == -1).all() and (scores[0] == 0).all()  # empty query: no candidate
+    n_matching = (numpy.asarray((queries[2] @ index.names_t).todense()) != 0).sum()
+    assert (ids[2, :n_matching] >= 0).all() and (ids[2, n_matching:] == -1).all()
+    assert 3 not in ids[2].tolist() and (scores[2, n_matching:] == 0).all()
+    for k in (0, 1, 30, 50):
+        got, expected = index.search(queries, k), _scipy_reference(index, queries, k)
+        assert (got[1] == expected[1]).all() and (got[0] == expected[0]).all()
+    assert index.search(queries[:0], 5)[1].shape == (0, 5)
+
+
+def test_sparse_kernel_is_batch_chunk_and_thread_independent():
+    rng = numpy.random.default_rng(9)
+    names = _random_csr(rng, 2000, 80, 0.05, levels=4)
+    queries = _random_csr(rng, 600, 80, 0.1, levels=4)
+    index = SparseIndex(chunk_size=256)
+    index.build(names)
+    expected = _scipy_reference(index, queries, 12)
+    for n_threads in (1, 3):
+        index.n_threads = n_threads
+        scores, ids = index.search(queries, 12)
+        assert (ids == expected[1]).all() and (scores == expected[0]).all()
+    index.n_threads = 1
+    one_by_one = [index.search(queries[i:i + 1], 12)[1][0] for i in (0, 255, 256, 599)]
+    assert (numpy.array(one_by_one) == expected[1][[0, 255, 256, 599]]).all()
+
+
+def test_sparse_index_falls_back_to_scipy_for_non_float32_or_non_finite():
+    rng = numpy.random.default_rng(10)
+    names = _random_csr(rng, 50, 10, 0.3)
+    queries = _random_csr(rng, 5, 10, 0.5)
+    index = SparseIndex()
+    index.build(names)
+    expected = index.search(queries, 4)
+    index.names_t = index.names_t.astype(numpy.float64)  # e.g. set by hand
+    assert (index.search(queries, 4)[1] == expected[1]).all()
+    index.build(names)
+    bad = queries.copy()
+    bad.data[0] = numpy.nan
+    assert (index.search(bad, 4)[1] == _scipy_reference(index, bad, 4)[1]).all()
+
+
+def test_sparse_kernel_works_where_numba_cannot_cache(tmp_path):
+    """A read-only install with no writable cache dir: numba finds no cache locator, and the
+    kernel must still compile (per process) and search, with a warning."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import warnings
+import numba.core.caching as caching
+impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+impl._locator_classes = []  # as if no directory were writable
+import numpy
+from scipy import sparse
+from spacy_biolink.index import SparseIndex
+names = sparse.random(40, 12, density=0.3, format="csr", dtype="f", random_state=0)
+queries = sparse.random(5, 12, density=0.4, format="csr", dtype="f", random_state=1)
+index = SparseIndex()
+index.build(names)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    got = index.search(queries, 4)
+assert any("cannot cache" in str(w.message) for w in caught), caught
+expected = index._search_scipy(queries, 4)
+assert (got[0] == expected[0]).all() and (got[1] == expected[1]).all()
+print("ok")
+"""
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("ok")

@@ -8,6 +8,7 @@ floats), never pickled, so opening a model someone sent you runs none of their c
 import math
 import re
 from collections import Counter
+from itertools import chain
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -21,6 +22,9 @@ from ..errors import Errors
 ANALYZERS = ("char", "char_wb", "word")
 _WHITESPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
+# char_wb n-grams never cross words, so transform caches each word's feature ids (names
+# and mentions repeat words a lot); cleared when it reaches this size.
+WORD_CACHE_SIZE = 50_000
 
 
 class CharNgramTfidf:
@@ -41,6 +45,7 @@ class CharNgramTfidf:
         self.min_df = min_df
         self.vocab: Dict[str, int] = {}
         self.idf = numpy.zeros((0,), dtype=numpy.float32)
+        self._word_ids: Dict[str, Tuple[int, ...]] = {}
 
     @property
     def is_fitted(self) -> bool:
@@ -63,14 +68,39 @@ class CharNgramTfidf:
             return [text[i:i + n] for n in range(min_n, max_n + 1) for i in range(len(text) - n + 1)]
         grams = []
         for word in text.split():
-            padded = f" {word} "
-            for n in range(min_n, max_n + 1):
-                if len(padded) <= n:
-                    # A word no longer than n counts once, whole (sklearn's char_wb rule).
-                    grams.append(padded)
-                    break
-                grams.extend(padded[i:i + n] for i in range(len(padded) - n + 1))
+            grams.extend(self._word_ngrams(word))
         return grams
+
+    def _word_ngrams(self, word: str) -> List[str]:
+        """char_wb n-grams of one word (of text already lowercased if configured)."""
+        grams = []
+        padded = f" {word} "
+        for n in range(self.ngram_range[0], self.ngram_range[1] + 1):
+            if len(padded) <= n:
+                # A word no longer than n counts once, whole (sklearn's char_wb rule).
+                grams.append(padded)
+                break
+            grams.extend(padded[i:i + n] for i in range(len(padded) - n + 1))
+        return grams
+
+    def _feature_ids(self, text: str) -> List[int]:
+        """The vocabulary ids of a text's n-grams, in n-gram order, unknown ones dropped."""
+        vocab = self.vocab
+        if self.analyzer != "char_wb":
+            return [vocab[g] for g in self.ngrams(text) if g in vocab]
+        if self.lowercase:
+            text = text.lower()
+        cache = self._word_ids
+        ids: List[int] = []
+        for word in text.split():
+            word_ids = cache.get(word)
+            if word_ids is None:
+                word_ids = tuple(vocab[g] for g in self._word_ngrams(word) if g in vocab)
+                if len(cache) >= WORD_CACHE_SIZE:
+                    cache.clear()
+                cache[word] = word_ids
+            ids.extend(word_ids)
+        return ids
 
     def fit(self, texts: Sequence[str]) -> "CharNgramTfidf":
         doc_freq: Counter = Counter()
@@ -78,30 +108,35 @@ class CharNgramTfidf:
             doc_freq.update(set(self.ngrams(text)))
         kept = sorted(g for g, df in doc_freq.items() if df >= self.min_df)
         self.vocab = {g: i for i, g in enumerate(kept)}
+        self._word_ids = {}
         n_docs = len(texts)
         df = numpy.array([doc_freq[g] for g in kept], dtype=numpy.float64)
         self.idf = (numpy.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(numpy.float32)
         return self
 
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
-        vocab = self.vocab
-        indptr = [0]
-        indices: List[int] = []
-        values: List[float] = []
-        for text in texts:
-            counts = Counter(vocab[g] for g in self.ngrams(text) if g in vocab)
-            cols = sorted(counts)
-            indices.extend(cols)
-            if self.sublinear_tf:
-                values.extend(1.0 + math.log(counts[c]) for c in cols)
-            else:
-                values.extend(counts[c] for c in cols)
-            indptr.append(len(indices))
+        n_texts, n_features = len(texts), len(self.vocab)
+        per_text = [self._feature_ids(text) for text in texts]
+        lengths = numpy.fromiter(map(len, per_text), dtype=numpy.int64, count=n_texts)
+        ids = numpy.fromiter(chain.from_iterable(per_text), dtype=numpy.int64,
+                             count=int(lengths.sum()))
+        # Sorted unique (row, feature) pairs and their counts: each row's term counts in
+        # ascending feature order, as a canonical CSR matrix.
+        keys, counts = numpy.unique(numpy.repeat(numpy.arange(n_texts), lengths) * n_features
+                                    + ids, return_counts=True)
+        rows = keys // max(n_features, 1)
+        indptr = numpy.zeros(n_texts + 1, dtype=numpy.int64)
+        numpy.cumsum(numpy.bincount(rows, minlength=n_texts), out=indptr[1:])
+        if self.sublinear_tf:
+            # math.log, as before: numpy's log may differ in the last bit.
+            distinct, where = numpy.unique(counts, return_inverse=True)
+            values = numpy.array([1.0 + math.log(c) for c in distinct.tolist()])[where]
+        else:
+            values = counts
         matrix = sparse.csr_matrix(
             (numpy.asarray(values, dtype=numpy.float32),
-             numpy.asarray(indices, dtype=numpy.int32),
-             numpy.asarray(indptr, dtype=numpy.int64)),
-            shape=(len(texts), len(vocab)))
+             (keys - rows * n_features).astype(numpy.int32), indptr),
+            shape=(n_texts, n_features))
         matrix.data *= self.idf[matrix.indices]
         row_nnz = numpy.diff(matrix.indptr)
         rows = numpy.repeat(numpy.arange(len(texts)), row_nnz)
