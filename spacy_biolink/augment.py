@@ -44,6 +44,20 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
     linker: the BioLinker whose preprocessing (abbreviations, composite splitting) the
         mentions go through.
     """
+    pairs, stats = gold_name_pairs(dictionary, corpora, linker, make_doc)
+    augmented, unknown = dictionary.with_names(pairs, source="<augmented dictionary>")
+    stats.unknown_id = len(unknown)
+    stats.added = len(pairs) - len(unknown)
+    return augmented, stats
+
+
+def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
+                    make_doc: Callable[[str], Doc]) -> Tuple[List[Tuple[str, str]], AugmentStats]:
+    """(mention text as the linker would query it, gold id) for every gold mention of
+    `corpora` that names one concept; composites contribute one pair per part.
+
+    This is both the augmentation and the training data of the trainable encoders.
+    """
     from .component import Mention
 
     stats = AugmentStats()
@@ -71,10 +85,7 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
                         pairs.append((name, ids[0]))
                     elif ids:
                         stats.combined += 1
-    augmented, unknown = dictionary.with_names(pairs, source="<augmented dictionary>")
-    stats.unknown_id = len(unknown)
-    stats.added = len(pairs) - len(unknown)
-    return augmented, stats
+    return pairs, stats
 
 
 # Beyond this many parts, trying every pairing costs more than the few names are worth.

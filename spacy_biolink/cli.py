@@ -43,6 +43,9 @@ def init_linker_cli(
                                             "dictionary (repeatable: train, dev)"),
     spelling_map: Optional[Path] = typer.Option(None, "--spelling-map",
                                                 help="`wrong||right` file of mention typos"),
+    encoder: Optional[Path] = typer.Option(None, "--encoder", "-e",
+                                           help="Trained encoder directory (from `train`) "
+                                                "instead of the config's TF-IDF encoder"),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
 ):
     """Build a blank English pipeline with bio_linker over DICTIONARY and save it."""
@@ -52,7 +55,7 @@ def init_linker_cli(
 
     started = time.perf_counter()
     nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
-                      augment=augment, spelling_map=spelling_map, force=force)
+                      augment=augment, spelling_map=spelling_map, encoder=encoder, force=force)
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
              f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")
@@ -109,6 +112,29 @@ def convert_cli(
                ("overlapping (not in ents)", stats.overlapping_dropped),
                ("unplaceable (left out)", stats.unplaceable),
                ("text mismatches", stats.text_mismatches)])
+
+
+@app.command("train", context_settings={"allow_extra_args": True,
+                                        "ignore_unknown_options": True})
+@_fail_cleanly
+def train_cli(
+    ctx: typer.Context,
+    config_path: Path = typer.Argument(..., help="Training config (configs/*.cfg)"),
+    output: Path = typer.Option(..., "--output", "-o", help="Directory for the trained encoder"),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUTPUT's last checkpoint"),
+):
+    """Train a name encoder from a config; settings can be overridden as in `spacy train`
+    (--paths.dictionary FILE --paths.train FILE --training.max_epochs 3 ...)."""
+    from spacy.cli._util import parse_config_overrides
+
+    from .training import train_from_config
+
+    meta = train_from_config(config_path, output, overrides=parse_config_overrides(ctx.args),
+                             resume=resume)
+    msg.good(f"Saved trained encoder to {output}")
+    scores = {k: v for k, v in meta.items() if isinstance(v, (int, float))}
+    if scores:
+        msg.table(sorted(scores.items()))
 
 
 def main() -> None:

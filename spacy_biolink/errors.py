@@ -76,6 +76,15 @@ class Errors(metaclass=ErrorsWithCodes):
     E402 = ("The pipeline at {path} has no bio_linker component (pipes: {pipes}). Add one "
             "with nlp.add_pipe(\"bio_linker\") or build it with init-linker.")
     E403 = ("Output directory {path} exists and is not empty. Pass --force to replace it.")
+    # Trained encoders and training
+    E501 = ("Not a trained encoder directory: {path} ({reason}). Pass the --output directory "
+            "of `python -m spacy_biolink train`, which holds encoder.cfg and model.")
+    E502 = ("Training config {path}: {reason}. See configs/ for complete examples.")
+    E503 = ("Training config {path}: [paths] {key} is not set. Pass it on the command line, "
+            "e.g. --paths.{key} FILE.")
+    E504 = ("{path}: no training mention could be paired with a concept of the dictionary "
+            "({stats}). Check that the corpus ids (e.g. MeSH D012345, OMIM:123) are ids of "
+            "the dictionary.")
 
 
 class Warnings(metaclass=ErrorsWithCodes):

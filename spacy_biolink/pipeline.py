@@ -59,12 +59,15 @@ def load_pipeline_config(config_path: Optional[PathLike] = None,
 def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 format: Optional[str] = None, config_path: Optional[PathLike] = None,
                 augment: Sequence[PathLike] = (), spelling_map: Optional[PathLike] = None,
-                overrides: Optional[Dict] = None, force: bool = False) -> Language:
+                encoder: Optional[PathLike] = None, overrides: Optional[Dict] = None,
+                force: bool = False) -> Language:
     """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
 
     augment: PubTator corpora whose gold mentions join the dictionary (train, or
         train + dev when the test set is what will be evaluated).
     spelling_map: a `wrong||right` file of mention typos (NCBI-disease ships one).
+    encoder: a trained encoder directory (`python -m spacy_biolink train --output DIR`);
+        its architecture and index blocks replace the config's, its weights are loaded.
 
     The directory appears complete or not at all: it is written beside its target and
     renamed into place.
@@ -81,7 +84,19 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         settings["paths.spelling_map"] = str(spelling_map)
     settings.update(overrides or {})
     config = load_pipeline_config(config_path, settings)
+    if encoder is not None:
+        from .encoders.saved import MODEL_FILE, read_encoder_config
+
+        model_config, index_config, _ = read_encoder_config(encoder)
+        config["components"]["bio_linker"]["encoder"] = model_config
+        if index_config is not None:
+            config["components"]["bio_linker"]["index"] = index_config
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
+    if encoder is not None:
+        try:
+            nlp.get_pipe("bio_linker").model.from_bytes((Path(encoder) / MODEL_FILE).read_bytes())
+        except (ValueError, KeyError, OSError) as err:
+            raise BioLinkError(Errors.E501.format(path=encoder, reason=f"model: {err}")) from None
     nlp.initialize()
     if output_dir is not None:
         with atomic_directory(output_dir, force=True) as tmp:

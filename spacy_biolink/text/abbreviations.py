@@ -9,9 +9,10 @@ before its definition is resolved too. A doc that already went through scispaCy'
 `abbreviation_detector` pipe is read as it is, not detected again.
 """
 import re
-import warnings
 from typing import Dict, Iterator, Optional, Tuple
 
+import numpy
+from spacy.attrs import ORTH
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
@@ -19,7 +20,8 @@ from spacy.vocab import Vocab
 class AbbreviationResolver:
     def __init__(self, vocab: Vocab):
         self.vocab = vocab
-        self._detector = None
+        self._open = vocab.strings.add("(")
+        self._close = vocab.strings.add(")")
 
     def long_forms(self, doc: Doc) -> Dict[str, str]:
         """Short form text -> long form text, for every definition in the doc."""
@@ -34,30 +36,37 @@ class AbbreviationResolver:
                 for short, long in found.items()}
 
     def _detect(self, doc: Doc) -> Dict[str, str]:
-        detector = self._get_detector()
-        matches = detector.matcher(doc)
-        # The detector's matcher includes the brackets; its own __call__ strips them so.
-        inside = [(match_id, start + 1, end - 1) for match_id, start, end in matches]
-        from scispacy.abbreviation import filter_matches
+        """scispaCy's AbbreviationDetector, minus the parts this linker does not use.
 
-        with warnings.catch_warnings():
-            # W036: its second matcher has no patterns in a doc that defines nothing.
-            warnings.filterwarnings("ignore", message=r"\[W036\]")
-            found = detector.find_matches_for(filter_matches(inside, doc), doc)
-        return {short.text: long_span.text for long_span, shorts in found for short in shorts}
+        Its `(` + `)` token Matcher and the global Matcher that collects every later
+        occurrence of each short form cost more than the rest of linking together; only
+        the short -> long text map is needed here, so the bracket pairs come from the
+        token array and the definition rules are applied as its `find_matches_for` does.
+        """
+        from scispacy.abbreviation import filter_matches, find_abbreviation
 
-    def _get_detector(self):
-        # Built on first use: importing scispaCy's detector registers its factory and
-        # Doc extensions, which a pipeline that never resolves abbreviations should not pay.
-        if self._detector is None:
-            from scispacy.abbreviation import AbbreviationDetector
+        orth = doc.to_array(ORTH)
+        opens = numpy.flatnonzero(orth == self._open)
+        if not len(opens):
+            return {}
+        closes = numpy.flatnonzero(orth == self._close)
+        # In the Matcher's order (by end, then latest start), brackets stripped;
+        # filter_matches drops anything over 8 tokens, so longer pairs are not built.
+        inside = sorted(((int(o) + 1, int(c)) for o in opens
+                         for c in closes[(closes > o + 1) & (closes <= o + 1 + _MAX_INSIDE)]),
+                        key=lambda match: (match[1], -match[0]))
+        found: Dict[str, str] = {}
+        seen_long = set()
+        for long_candidate, short_candidate in filter_matches([(0, s, e) for s, e in inside], doc):
+            short, long = find_abbreviation(long_candidate, short_candidate)
+            # scispaCy keeps the first definition of a short form and of a long form.
+            if long is not None and long.text not in seen_long and short.text not in found:
+                seen_long.add(long.text)
+                found[short.text] = long.text
+        return found
 
-            self._detector = AbbreviationDetector(_VocabHolder(self.vocab))
-        return self._detector
 
-    def __getstate__(self):
-        # Matchers are rebuilt in worker processes rather than shipped to them.
-        return {"vocab": self.vocab, "_detector": None}
+_MAX_INSIDE = 8  # tokens between brackets that scispaCy's filter_matches accepts
 
 
 def expand(text: str, long_forms: Dict[str, str]) -> str:
@@ -161,10 +170,3 @@ def _set_extensions(doc: Doc):
     # Extension values live in user_data under ("._.", name, None, None); a name absent
     # there was never set on this doc, so the shared default is all it would give.
     return {key[1] for key in doc.user_data if isinstance(key, tuple) and key[0] == "._."}
-
-
-class _VocabHolder:
-    """AbbreviationDetector only reads `nlp.vocab`; this spares building a Language."""
-
-    def __init__(self, vocab: Vocab):
-        self.vocab = vocab

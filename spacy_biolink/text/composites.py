@@ -74,6 +74,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z]{0,5}\d+[A-Za-z]?|[IVX]{1,4}|[A-Za-z]")
 _ACRONYM = re.compile(r"[A-Z]{2,}")
 _SLASH_SIDE = re.compile(r"[^\W\d_](?:[^\W\d_]|['-])*")
 
+# Every split needs a conjunction word, a slash or a bracket.
+_MAY_SPLIT = re.compile(r"(?i)(?<!\S)(?:and|or|nor|&),?(?!\S)|[/(\[]")
 _TRAILING_ASIDE = re.compile(r"([^()]*\S)\s*\(([^()]+)\)")
 _OPENING = "(["
 _CLOSING = ")]"
@@ -81,6 +83,8 @@ _CLOSING = ")]"
 
 def split_composite(text: str) -> List[str]:
     """The concept mentions a composite mention stands for, or [text] when it is not one."""
+    if not _MAY_SPLIT.search(text):
+        return [text]  # most mentions; the full reading below costs more than linking them
     chunks = _chunks(text)
     if any(chunk != _COMMA and not any(ch.isalnum() for ch in chunk) for chunk in chunks):
         # Stray quotes or dashes: the structure of the text is not one we can read.

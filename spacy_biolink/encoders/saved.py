@@ -1,0 +1,73 @@
+"""A trained encoder on disk: what `train` writes and `init-linker --encoder` reads.
+
+    DIR/encoder.cfg   [model]: the registered architecture block, every size filled in
+                      [index]: the index that suits its vectors (faiss for dense ones)
+    DIR/model         the thinc Model's bytes (weights as safetensors, fitted tables)
+    DIR/meta.json     method, dev scores, training settings
+
+The same [model] block goes into the pipeline's [components.bio_linker.encoder], so
+`spacy.load` rebuilds the architecture from the pipeline config and reads the weights
+from the pipe's own `encoder` file; nothing here is pickled.
+"""
+from pathlib import Path
+from typing import Dict, Optional, Tuple
+
+import srsly
+from spacy import util
+from thinc.api import Config, Model
+
+from ..errors import BioLinkError, Errors
+from ..util import PathLike, atomic_file
+
+ENCODER_CFG = "encoder.cfg"
+MODEL_FILE = "model"
+META_FILE = "meta.json"
+
+
+def save_encoder(output_dir: PathLike, model: Model, model_config: Dict, *,
+                 index_config: Optional[Dict] = None, meta: Optional[Dict] = None) -> Path:
+    """Write a trained encoder directory (atomically: complete or not at all).
+
+    model_config: the [model] block that rebuilds `model`'s architecture, e.g.
+        {"@architectures": "spacy-biolink.DanEncoder.v1", "n_hidden": 300, ...}.
+    """
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    config = Config({"model": dict(model_config)})
+    if index_config is not None:
+        config["index"] = dict(index_config)
+    # Each file is renamed into place when complete, encoder.cfg last: a directory with
+    # an encoder.cfg holds a complete model (the trainer's logs and checkpoints stay).
+    with atomic_file(output_dir / MODEL_FILE, "wb") as fileh:
+        fileh.write(model.to_bytes())
+    with atomic_file(output_dir / META_FILE) as fileh:
+        fileh.write(srsly.json_dumps(meta or {}, indent=2))
+    with atomic_file(output_dir / ENCODER_CFG) as fileh:
+        fileh.write(config.to_str())
+    return output_dir
+
+
+def read_encoder_config(path: PathLike) -> Tuple[Dict, Optional[Dict], Dict]:
+    """The [model] block, the [index] block (or None) and the meta of a saved encoder."""
+    path = Path(path)
+    if not path.is_dir():
+        raise BioLinkError(Errors.E501.format(path=path, reason="no such directory"))
+    for name in (ENCODER_CFG, MODEL_FILE):
+        if not (path / name).is_file():
+            raise BioLinkError(Errors.E501.format(path=path, reason=f"no {name}"))
+    config = Config().from_disk(path / ENCODER_CFG, interpolate=False)
+    if "model" not in config:
+        raise BioLinkError(Errors.E501.format(path=path, reason=f"{ENCODER_CFG} has no [model]"))
+    meta = srsly.read_json(path / META_FILE) if (path / META_FILE).is_file() else {}
+    return dict(config["model"]), (dict(config["index"]) if "index" in config else None), meta
+
+
+def load_encoder(path: PathLike) -> Tuple[Model, Dict]:
+    """The trained thinc Model of a saved encoder, and its meta."""
+    model_config, _, meta = read_encoder_config(path)
+    model = util.registry.resolve({"model": model_config})["model"]
+    try:
+        model.from_bytes((Path(path) / MODEL_FILE).read_bytes())
+    except (ValueError, KeyError, OSError) as err:
+        raise BioLinkError(Errors.E501.format(path=path, reason=f"model: {err}")) from None
+    return model, meta

@@ -1,0 +1,39 @@
+"""Scoring an encoder while it trains: gold-mention acc@k of an in-memory linker.
+
+Checkpoints are chosen on the dev corpus with the same protocol `evaluate` uses on test
+(evaluation/gold_mentions.py), never on test.
+"""
+from typing import Dict, Optional, Sequence, Set
+
+from thinc.api import Model
+
+from ..dictionary import ConceptDictionary
+from ..util import PathLike
+
+
+def build_linker(encoder: Model, dictionary: ConceptDictionary, *,
+                 index_config: Optional[Dict] = None, linker_config: Optional[Dict] = None,
+                 augment: Sequence[PathLike] = (), spelling_map: Optional[PathLike] = None):
+    """A blank English pipeline whose bio_linker uses `encoder` (an in-memory thinc Model,
+    e.g. the one being trained) over `dictionary`, initialized. Returns the nlp."""
+    import spacy
+    from spacy.util import registry
+
+    nlp = spacy.blank("en")
+    linker = nlp.add_pipe("bio_linker", config=dict(linker_config or {}))
+    linker.model = encoder
+    if index_config is not None:
+        linker.index = registry.resolve({"index": index_config})["index"]
+    linker.initialize(nlp=nlp, dictionary=dictionary, augment=augment, spelling_map=spelling_map)
+    return nlp
+
+
+def dev_accuracy(encoder: Model, dictionary: ConceptDictionary, corpus: PathLike, *,
+                 index_config: Optional[Dict] = None, linker_config: Optional[Dict] = None,
+                 augment: Sequence[PathLike] = (), types: Optional[Set[str]] = None) -> Dict:
+    """evaluate_gold_mentions of `encoder` on `corpus`: {"acc@1", "acc@5", "strict", ...}."""
+    from ..evaluation import evaluate_gold_mentions
+
+    nlp = build_linker(encoder, dictionary, index_config=index_config,
+                       linker_config=linker_config, augment=augment)
+    return evaluate_gold_mentions(nlp, corpus, types=types, progress=False)
