@@ -114,6 +114,44 @@ def convert_cli(
                ("text mismatches", stats.text_mismatches)])
 
 
+@app.command("train-vectors")
+@_fail_cleanly
+def train_vectors_cli(
+    output_dir: Path = typer.Argument(..., help="Directory for words.txt + vectors.npy"),
+    corpus: List[Path] = typer.Option([], "--corpus", "-c",
+                                      help="PubTator corpus whose titles/abstracts are "
+                                           "training text (repeatable)"),
+    dictionary: Optional[Path] = typer.Option(None, "--dictionary", "-d",
+                                              help="Dictionary whose names are training text"),
+    algorithm: str = typer.Option("fasttext", "--algorithm", help="fasttext|word2vec"),
+    dim: int = typer.Option(200, "--dim"),
+    window: int = typer.Option(5, "--window"),
+    min_count: int = typer.Option(1, "--min-count"),
+    epochs: int = typer.Option(10, "--epochs"),
+    seed: int = typer.Option(0, "--seed"),
+):
+    """Train word vectors (gensim, skip-gram) on corpora and dictionary names."""
+    import time
+
+    from .readers import load_dictionary
+    from .wordvectors import corpus_sentences, tokenize, train_word_vectors
+
+    started = time.perf_counter()
+    names = list(load_dictionary(dictionary).names) if dictionary is not None else []
+    sentences = list(corpus_sentences(corpus, names))
+    vectors = train_word_vectors(sentences, algorithm=algorithm, dim=dim, window=window,
+                                 min_count=min_count, epochs=epochs, seed=seed,
+                                 extra_words={w for n in names for w in tokenize(n)})
+    meta = {"algorithm": algorithm, "dim": dim, "window": window, "min_count": min_count,
+            "epochs": epochs, "seed": seed, "corpora": [str(p) for p in corpus],
+            "dictionary": str(dictionary) if dictionary else None,
+            "sentences": len(sentences), "words": len(vectors),
+            "dictionary_coverage": vectors.coverage(names) if names else None}
+    vectors.to_disk(output_dir, meta)
+    msg.good(f"Saved {len(vectors)} word vectors ({dim}-d) to {output_dir} "
+             f"({time.perf_counter() - started:.1f}s)")
+
+
 @app.command("train", context_settings={"allow_extra_args": True,
                                         "ignore_unknown_options": True})
 @_fail_cleanly

@@ -86,6 +86,15 @@ class Errors(metaclass=ErrorsWithCodes):
             "({stats}). Check that the corpus ids (e.g. MeSH D012345, OMIM:123) are ids of "
             "the dictionary.")
 
+    # Word vectors (E600-E649: word vectors, BNE, CCA+DAN)
+    E601 = ("Not a word-vector directory: {path} has no {name}. Pass the OUTPUT of "
+            "`python -m spacy_biolink train-vectors`.")
+    E602 = ("Word-vector directory {path} is damaged: {words} words but {rows} vectors. "
+            "Train the vectors again.")
+    E603 = ("Unknown word-vector algorithm {value!r}. Use one of: {options}.")
+    E604 = ("No text to train word vectors on: pass PubTator corpora (--corpus) and/or a "
+            "dictionary (--dictionary) with at least one word.")
+
 
 class Warnings(metaclass=ErrorsWithCodes):
     W001 = ("{n} dictionary name(s) belong to more than one concept (e.g. {name!r}: {ids}). "
