@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 from wasabi import msg
 
-from .errors import BioLinkError
+from .errors import BioLinkError, Errors
 from .util import atomic_file
 
 app = typer.Typer(name="spacy_biolink", add_completion=False, no_args_is_help=True,
@@ -69,6 +69,7 @@ def evaluate_cli(
     types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
     pmids: Optional[Path] = typer.Option(None, "--pmids", help="File of PMIDs to keep, one a line"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
+    ks: str = typer.Option("1,2,3,5,10", "--ks", help="Comma-separated k of acc@k (1 and 5 are printed)"),
 ):
     """Gold-mention acc@1 / acc@5 of a saved pipeline on a PubTator corpus."""
     from .evaluation import evaluate_gold_mentions, format_table
@@ -79,13 +80,68 @@ def evaluate_cli(
     pmid_set = None
     if pmids is not None:
         pmid_set = {line.strip() for line in pmids.read_text(encoding="utf8").splitlines() if line.strip()}
-    result = evaluate_gold_mentions(nlp, corpus, types=type_set, pmids=pmid_set, progress=True)
+    k_values = sorted({int(k) for k in ks.split(",") if k.strip()} | {1, 5})
+    result = evaluate_gold_mentions(nlp, corpus, types=type_set, pmids=pmid_set, ks=k_values,
+                                    progress=True)
     result["model"] = str(model_dir)
     print(format_table(result))
     if output is not None:
         with atomic_file(output) as fileh:
             json.dump(result, fileh, indent=2)
         msg.good(f"Wrote {output}")
+
+
+@app.command("evaluate-e2e")
+@_fail_cleanly
+def evaluate_end_to_end_cli(
+    model_dir: Path = typer.Argument(..., help="Saved pipeline: NER (or any span source) + bio_linker"),
+    gold: Path = typer.Argument(..., help="DocBin from `convert` (gold ents with kb_id_)"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
+):
+    """End-to-end NER and linking P/R/F1 on raw text: a predicted span counts only with
+    the right boundaries (and, for linking, the right concept)."""
+    from .evaluation import evaluate_end_to_end, format_end_to_end_table
+    from .pipeline import load_linker_pipeline
+
+    result = evaluate_end_to_end(load_linker_pipeline(model_dir), gold)
+    result["model"] = str(model_dir)
+    print(format_end_to_end_table(result))
+    if output is not None:
+        with atomic_file(output) as fileh:
+            json.dump(result, fileh, indent=2)
+        msg.good(f"Wrote {output}")
+
+
+@app.command("report")
+@_fail_cleanly
+def report_cli(
+    metrics: List[str] = typer.Argument(..., help="NAME=metrics.json from `evaluate` (one per linker)"),
+    end_to_end: List[str] = typer.Option([], "--end-to-end", help="NAME=e2e.json from `evaluate-e2e`"),
+    output: Path = typer.Option(..., "--output", "-o", help="Markdown table to write"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="acc@k plot (PNG) to write"),
+):
+    """One Markdown table comparing linkers, printed and written; optionally an acc@k plot."""
+    from .evaluation.report import comparison_table, plot_acc_at_k
+
+    def read(pairs: List[str]):
+        out = {}
+        for pair in pairs:
+            name, sep, path = pair.partition("=")
+            if not sep or not Path(path).is_file():
+                raise BioLinkError(Errors.E404.format(pair=pair))
+            out[name] = json.loads(Path(path).read_text(encoding="utf8"))
+        return out
+
+    table = comparison_table(read(metrics), read(end_to_end))
+    print(table)
+    with atomic_file(output) as fileh:
+        fileh.write(table + "\n")
+    msg.good(f"Wrote {output}")
+    if plot is not None:
+        if plot_acc_at_k(read(metrics), plot) is None:
+            msg.warn("matplotlib is not installed: no plot (pip install matplotlib)")
+        else:
+            msg.good(f"Wrote {plot}")
 
 
 @app.command("convert")

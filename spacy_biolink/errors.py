@@ -76,6 +76,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E402 = ("The pipeline at {path} has no bio_linker component (pipes: {pipes}). Add one "
             "with nlp.add_pipe(\"bio_linker\") or build it with init-linker.")
     E403 = ("Output directory {path} exists and is not empty. Pass --force to replace it.")
+    E404 = ("report: expected NAME=FILE with an existing metrics JSON file, got {pair!r}. "
+            "Example: tfidf=metrics/tfidf_test.json")
     # Trained encoders and training
     E501 = ("Not a trained encoder directory: {path} ({reason}). Pass the --output directory "
             "of `python -m spacy_biolink train`, which holds encoder.cfg and model.")

@@ -96,3 +96,25 @@ def test_assets_default_job(tmp_path):
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert metrics["n_evaluated"] == 787
     assert 0.65 < metrics["acc@1"] <= metrics["acc@5"]
+
+
+def test_report_compares_linkers_and_end_to_end(files, tmp_path):
+    dictionary, corpus = files
+    run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary)
+    run_cli("evaluate", tmp_path / "model", corpus, "--ks", "1,3", "--output", tmp_path / "m.json")
+    metrics = json.loads((tmp_path / "m.json").read_text())
+    assert {"acc@1", "acc@3", "acc@5"} <= set(metrics["strict"])
+    # This pipeline has no NER, so end to end it finds nothing; the columns still come.
+    run_cli("convert", corpus, tmp_path / "gold.spacy")
+    run_cli("evaluate-e2e", tmp_path / "model", tmp_path / "gold.spacy", "--output", tmp_path / "e2e.json")
+    e2e = json.loads((tmp_path / "e2e.json").read_text())
+    assert e2e["ner"]["n_gold"] > 0 and e2e["ner"]["n_pred"] == 0
+    result = run_cli("report", f"tfidf={tmp_path / 'm.json'}", "--end-to-end", f"tfidf={tmp_path / 'e2e.json'}",
+                     "--output", tmp_path / "cmp.md", "--plot", tmp_path / "acc.png")
+    table = (tmp_path / "cmp.md").read_text()
+    assert "| tfidf | 1.0000 | 1.0000 | 1.0000 | 1.0000 | 4 | 2 |" in table
+    assert table.splitlines()[0] in result.stdout
+    assert (tmp_path / "acc.png").read_bytes()[:4] == b"\x89PNG"
+    bad = run_cli("report", "tfidf", "--output", tmp_path / "x.md", check=False)
+    assert bad.returncode == 1 and "E404" in bad.stdout + bad.stderr
+    assert not (tmp_path / "x.md").exists()

@@ -1,0 +1,65 @@
+"""One table comparing linkers (encoders) and an acc@k plot, from `evaluate` JSON files."""
+from pathlib import Path
+from typing import Dict, Optional, Sequence
+
+from ..util import PathLike, atomic_file
+
+
+def _k_values(result: Dict) -> Sequence[int]:
+    return sorted(int(key[4:]) for key in result.get("lenient", result) if key.startswith("acc@"))
+
+
+def comparison_table(results: Dict[str, Dict], end_to_end: Optional[Dict[str, Dict]] = None) -> str:
+    """Markdown: one row per linker, gold-mention acc@1/acc@5 under both composite rules,
+    and end-to-end linking P/R/F1 where given."""
+    end_to_end = end_to_end or {}
+    header = ["linker", "lenient acc@1", "lenient acc@5", "strict acc@1", "strict acc@5",
+              "mentions", "skipped"]
+    if end_to_end:
+        header += ["e2e NER F1", "e2e linking P", "e2e linking R", "e2e linking F1"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    for name, result in results.items():
+        row = [name]
+        for rule in ("lenient", "strict"):
+            for k in (1, 5):
+                value = result.get(rule, {}).get(f"acc@{k}")
+                row.append("-" if value is None else f"{value:.4f}")
+        row += [str(result.get("n_evaluated", "-")), str(result.get("n_skipped", "-"))]
+        if end_to_end:
+            e2e = end_to_end.get(name)
+            row += (["-"] * 4 if e2e is None else
+                    [f"{e2e['ner']['f']:.4f}", *(f"{e2e['linking'][m]:.4f}" for m in ("p", "r", "f"))])
+        lines.append("| " + " | ".join(row) + " |")
+    first = next(iter(results.values()), {})
+    lines.append("")
+    lines.append(f"Corpus: {first.get('corpus', '?')}. Lenient: a composite part may match any gold "
+                 "id of its mention (BioSyn's rule); strict: each part its own id.")
+    return "\n".join(lines)
+
+
+def plot_acc_at_k(results: Dict[str, Dict], path: PathLike, *, rule: str = "lenient",
+                  title: str = "") -> Optional[Path]:
+    """acc@k against k, one line per linker. Needs matplotlib (the `plots` extra)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, axis = plt.subplots(figsize=(6, 4))
+    for name, result in results.items():
+        scores = result.get(rule, {})
+        ks = _k_values(result)
+        axis.plot(ks, [scores[f"acc@{k}"] for k in ks], marker="o", label=name)
+    axis.set_xlabel("k")
+    axis.set_ylabel(f"acc@k ({rule})")
+    axis.set_title(title or f"Gold-mention acc@k, {rule} rule")
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    with atomic_file(path, "wb") as fileh:
+        fig.savefig(fileh, format="png", dpi=100)
+    plt.close(fig)
+    return path
