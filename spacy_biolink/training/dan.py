@@ -1,0 +1,312 @@
+"""Training CCA+DAN (Fivez et al., 2021) on a dictionary's synonym sets.
+
+Data: the dictionary's names are split by evaluation/synonym_retrieval.make_split (a
+function of [training] split_seed and the split settings), or the split file in
+[paths] split. Only the TRAIN names are trained on (plus, with [paths] train, the corpus
+mentions of training concepts that are not a held-out name); zero-shot concepts and test
+names never are. The validation names give the stopping criterion. The split is saved
+as OUTPUT/split.json, and `eval-synonyms OUTPUT` evaluates on that same split. For a
+linker, set zero_shot_concepts = 0 and test_rounds = 0: all names but the validation
+ones are trained on.
+
+Per epoch:
+1. encode all training names; draw one distance-weighted negative per name (samplers.py);
+2. for each batch of anchor names (names with a training synonym): a random synonym
+   as positive, L_syn = cosine triplet loss; for the batch's concepts, the mean encoding
+   of a random `synonym_dropout` share of their names vs the CCA-projected prototype,
+   L_proto = cosine distance; Adam on L_syn + L_proto;
+3. validation mAP (validation names ranking the training names); at its first drop,
+   the previous epoch's weights are kept and training stops.
+Before training, CCA is fitted between the training names' mean word vectors and their
+concepts' prototypes (mean name vectors) and frozen in the network (use_cca = false: the
+plain DAN). With [paths] dev, the dev acc@1 of the linker is logged each epoch, and a
+hybrid DAN + TF-IDF encoder is saved in OUTPUT/hybrid with its weight fitted on dev.
+"""
+import copy
+import logging
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import numpy
+from tqdm import tqdm
+
+from ..encoders.saved import save_encoder
+from ..errors import BioLinkError, Errors
+from ..evaluation.synonym_retrieval import (TRAIN, VALIDATION, SynonymSplit,
+                                            concept_prototypes, make_split, ranking_metrics)
+from ..text.normalize import MentionNormalizer
+from ..wordvectors import WordVectors
+from .checkpoints import load_checkpoint, save_checkpoint
+from .data import corpus_mention_pairs, read_dictionary
+from .log import TrainingLog
+from .run import require_path
+
+logger = logging.getLogger("spacy_biolink")
+
+FAISS_FLAT = {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "flat"}
+SPARSE_INDEX = {"@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 256}
+TFIDF = {"@architectures": "spacy-biolink.TfidfEncoder.v1", "analyzer": "char_wb",
+         "ngram_range": [3, 3], "lowercase": True, "sublinear_tf": False, "min_df": 1}
+SPLIT_FILE = "split.json"
+HYBRID_DIR = "hybrid"
+
+
+class DanTrainer:
+    def __init__(self, *, max_epochs: int = 50, batch_size: int = 64,
+                 learning_rate: float = 1e-3, margin: float = 0.1, n_nearest: int = 200,
+                 synonym_dropout: float = 0.5, max_prototype_names: int = 32,
+                 use_cca: bool = True, cca_regularization: float = 1e-3,
+                 split_seed: int = 1, zero_shot_concepts: float = 1000, test_rounds: int = 1,
+                 validation_rounds: int = 1, use_corpus: bool = True,
+                 hybrid_sparse_weights: Sequence[float] = (0.5, 1.0, 2.0, 4.0)):
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.margin = margin
+        self.n_nearest = n_nearest
+        self.synonym_dropout = synonym_dropout
+        self.max_prototype_names = max_prototype_names
+        self.use_cca = use_cca
+        self.cca_regularization = cca_regularization
+        self.split_seed = split_seed
+        self.zero_shot_concepts = zero_shot_concepts
+        self.test_rounds = test_rounds
+        self.validation_rounds = validation_rounds
+        self.use_corpus = use_corpus
+        self.hybrid_sparse_weights = list(hybrid_sparse_weights)
+
+    def settings(self) -> Dict:
+        return dict(vars(self))
+
+    # Data ---------------------------------------------------------------------
+
+    def split(self, config, dictionary) -> SynonymSplit:
+        split_path = config.get("paths", {}).get("split")
+        if split_path not in (None, "", "null"):
+            return SynonymSplit.from_disk(require_path(config, "split"))
+        return make_split(dictionary, seed=self.split_seed,
+                          zero_shot_concepts=self.zero_shot_concepts,
+                          test_rounds=self.test_rounds, validation_rounds=self.validation_rounds)
+
+    def training_items(self, config, dictionary, split: SynonymSplit):
+        """(texts, concepts) to train on: the TRAIN names, then corpus mentions of
+        training concepts whose folded text is not a held-out name."""
+        texts = split.texts_of(TRAIN)
+        concepts = split.concepts[split.indices(TRAIN)].tolist()
+        train_path = config.get("paths", {}).get("train")
+        if not self.use_corpus or train_path in (None, "", "null"):
+            return texts, numpy.array(concepts, numpy.int64), 0
+        split_concept = {cid: i for i, cid in enumerate(split.concept_ids)}
+        trained = set(concepts)
+        held_out = {split.texts[i] for i in numpy.flatnonzero(split.roles != TRAIN)}
+        known = set(zip(texts, concepts))
+        fold = MentionNormalizer().name
+        pairs = corpus_mention_pairs(dictionary, [require_path(config, "train")])
+        added = 0
+        for text, c in zip(pairs.texts, pairs.concepts):
+            text = " ".join(fold(text).split())
+            concept = split_concept.get(dictionary.primary_id(c))
+            if not text or concept not in trained or text in held_out or (text, concept) in known:
+                continue
+            known.add((text, concept))
+            texts.append(text)
+            concepts.append(concept)
+            added += 1
+        return texts, numpy.array(concepts, numpy.int64), added
+
+    # Training -----------------------------------------------------------------
+
+    def __call__(self, config, output_dir: Path, *, resume: bool = False) -> Dict:
+        import torch
+        from spacy.util import registry
+
+        from ..encoders.dan import dan_network, fit_cca, set_word_vectors
+
+        output_dir = Path(output_dir)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        seed = int(config.get("system", {}).get("seed", 0))
+        dictionary = read_dictionary(require_path(config, "dictionary"))
+        vectors = WordVectors.from_disk(require_path(config, "vectors"))
+        split = self.split(config, dictionary)
+        split.to_disk(output_dir / SPLIT_FILE)
+        texts, concepts, corpus_added = self.training_items(config, dictionary, split)
+        if len(numpy.unique(concepts)) < 2:
+            raise BioLinkError(Errors.E630.format(n=len(numpy.unique(concepts))))
+
+        model_config = dict(config["encoder"])
+        model_config["width"] = vectors.dim
+        model = registry.resolve({"model": model_config})["model"]
+        set_word_vectors(model, vectors)
+        network = dan_network(model)
+
+        inputs = vectors.mean_many(texts)
+        prototypes = concept_prototypes(inputs, concepts)
+        if self.use_cca:
+            network.set_cca(*fit_cca(inputs, prototypes, regularization=self.cca_regularization))
+        members = _members(concepts)
+        anchors = numpy.array([i for i, c in enumerate(concepts.tolist())
+                               if len(members[c]) > 1], numpy.int64)
+        validation = split.indices(VALIDATION)
+        validation_texts = [split.texts[i] for i in validation]
+        validation_concepts = split.concepts[validation]
+
+        optimizer = torch.optim.Adam(network.parameters(), lr=self.learning_rate)
+        log = TrainingLog(output_dir, resume=resume)
+        history: List[float] = []
+        previous_state: Optional[Dict] = None
+        start_epoch = 0
+        checkpoint = load_checkpoint(output_dir) if resume else None
+        if checkpoint is not None:
+            network.load_state_dict(checkpoint["network"])
+            optimizer.load_state_dict(checkpoint["optimizer"])
+            history = list(checkpoint["history"])
+            previous_state = checkpoint.get("previous") or None
+            start_epoch = int(checkpoint["epoch"])
+            logger.info("resuming CCA+DAN after epoch %d", start_epoch)
+        input_tensor = torch.as_tensor(inputs)
+        concept_tensor = torch.as_tensor(concepts)
+        stopped_early = False
+        for epoch in range(start_epoch, self.max_epochs):
+            if checkpoint is not None and checkpoint.get("stopped"):
+                stopped_early = True
+                break
+            rng = numpy.random.default_rng([seed, epoch])
+            losses = self._epoch(network, optimizer, input_tensor, concept_tensor, prototypes,
+                                 members, anchors, rng, epoch)
+            record = {"epoch": epoch + 1, **losses}
+            if len(validation):
+                score = ranking_metrics(model.predict(validation_texts), validation_concepts,
+                                        model.predict(texts), concepts)["mAP"]
+                record["validation_mAP"] = score
+                if history and score < history[-1]:
+                    network.load_state_dict(previous_state)
+                    record["kept_epoch"] = epoch
+                    log.log(**record)
+                    stopped_early = True
+                    save_checkpoint(output_dir, {"network": network.state_dict(),
+                                                 "optimizer": optimizer.state_dict(),
+                                                 "history": history, "epoch": epoch + 1,
+                                                 "stopped": True})
+                    break
+                history.append(score)
+            log.log(**record)
+            previous_state = copy.deepcopy(network.state_dict())
+            save_checkpoint(output_dir, {"network": network.state_dict(),
+                                         "optimizer": optimizer.state_dict(),
+                                         "history": history, "epoch": epoch + 1,
+                                         "previous": previous_state})
+        log.plot(title="CCA+DAN" if self.use_cca else "DAN")
+
+        meta = {"method": "CCA+DAN" if self.use_cca else "DAN", "settings": self.settings(),
+                "seed": seed, "vectors": str(config["paths"]["vectors"]),
+                "split": split.describe(), "training_names": len(texts),
+                "corpus_mentions_added": corpus_added, "anchors": int(len(anchors)),
+                "epochs_trained": len(history) if history else self.max_epochs,
+                "stopped_early": stopped_early,
+                "validation_mAP": history[-1] if history else None}
+        dev_path = config.get("paths", {}).get("dev")
+        if dev_path not in (None, "", "null"):
+            meta.update(self._dev_scores(config, model, model_config, dictionary, output_dir))
+        save_encoder(output_dir, model, model_config, index_config=FAISS_FLAT, meta=meta)
+        return meta
+
+    def _epoch(self, network, optimizer, inputs, concepts, prototypes: numpy.ndarray,
+               members: Dict[int, numpy.ndarray], anchors: numpy.ndarray,
+               rng: numpy.random.Generator, epoch: int) -> Dict[str, float]:
+        import torch
+
+        from .losses import cosine_triplet_batch_mean, prototype_cosine_distance
+        from .samplers import distance_weighted_negatives
+
+        network.eval()
+        with torch.no_grad():
+            encoded = torch.nn.functional.normalize(network(inputs), dim=-1).numpy()
+        negatives = distance_weighted_negatives(encoded, concepts.numpy(),
+                                                n_nearest=self.n_nearest, rng=rng)
+        with torch.no_grad():
+            targets_all = network.project_concepts(torch.as_tensor(prototypes))
+        network.train()
+        order = rng.permutation(anchors)
+        totals = {"loss": 0.0, "loss_syn": 0.0, "loss_proto": 0.0}
+        steps = 0
+        concept_array = concepts.numpy()
+        for start in tqdm(range(0, len(order), self.batch_size), desc=f"CCA+DAN epoch {epoch + 1}",
+                          unit="batch", leave=False, disable=len(order) < 20 * self.batch_size):
+            batch = order[start:start + self.batch_size]
+            positives = numpy.array([_other_member(members[c], a, rng)
+                                     for a, c in zip(batch, concept_array[batch])], numpy.int64)
+            triplet_rows = torch.as_tensor(numpy.concatenate([batch, positives, negatives[batch]]))
+            encoded_triplets = network(inputs[triplet_rows])
+            a, p, n = encoded_triplets.split(len(batch))
+            loss_syn = cosine_triplet_batch_mean(a, p, n, self.margin)
+            proto_rows, groups, group_rows = [], [], []
+            for g, c in enumerate(numpy.unique(concept_array[batch]).tolist()):
+                names = members[c]
+                keep = names[rng.random(len(names)) >= self.synonym_dropout]
+                if not len(keep):
+                    keep = names[rng.integers(len(names)):][:1]
+                keep = keep[:self.max_prototype_names]
+                proto_rows.append(keep)
+                groups.append(numpy.full(len(keep), g, numpy.int64))
+                group_rows.append(keep[0])
+            proto_rows = torch.as_tensor(numpy.concatenate(proto_rows))
+            loss_proto = prototype_cosine_distance(
+                network(inputs[proto_rows]), torch.as_tensor(numpy.concatenate(groups)),
+                targets_all[torch.as_tensor(numpy.array(group_rows))])
+            loss = loss_syn + loss_proto
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            totals["loss"] += loss.item()
+            totals["loss_syn"] += loss_syn.item()
+            totals["loss_proto"] += loss_proto.item()
+            steps += 1
+        return {k: v / max(steps, 1) for k, v in totals.items()}
+
+    # Dev ------------------------------------------------------------------------
+
+    def _dev_scores(self, config, model, model_config: Dict, dictionary, output_dir: Path) -> Dict:
+        """Dev acc of the DAN linker, and the hybrid DAN + TF-IDF saved in OUTPUT/hybrid
+        with the sparse weight that scores best on dev (training names augment both)."""
+        from spacy.util import registry
+
+        from ..encoders.hybrid import hybrid_encoder
+        from .dev import dev_accuracy
+
+        dev = require_path(config, "dev")
+        train = config.get("paths", {}).get("train")
+        augment = [require_path(config, "train")] if train not in (None, "", "null") else []
+        dense = dev_accuracy(model, dictionary, dev, index_config=FAISS_FLAT, augment=augment)
+        out = {"dev_acc@1": dense["acc@1"], "dev_acc@5": dense["acc@5"]}
+        if not self.hybrid_sparse_weights:
+            return out
+        tfidf = registry.resolve({"model": TFIDF})["model"]
+        scores = {}
+        for weight in self.hybrid_sparse_weights:
+            hybrid = hybrid_encoder(model, tfidf, 1.0, weight)
+            scores[weight] = dev_accuracy(hybrid, dictionary, dev, index_config=SPARSE_INDEX,
+                                          augment=augment)
+            logger.info("hybrid sparse weight %s: dev acc@1 %.4f", weight, scores[weight]["acc@1"])
+        best = max(scores, key=lambda w: (scores[w]["acc@1"], scores[w]["acc@5"]))
+        hybrid = hybrid_encoder(model, tfidf, 1.0, best)
+        hybrid_config = {"@architectures": "spacy-biolink.HybridEncoder.v1",
+                         "dense_weight": 1.0, "sparse_weight": best,
+                         "dense": model_config, "sparse": TFIDF}
+        save_encoder(output_dir / HYBRID_DIR, hybrid, hybrid_config, index_config=SPARSE_INDEX,
+                     meta={"method": "CCA+DAN + TF-IDF", "sparse_weight": best,
+                           "dev_acc@1_by_weight": {str(w): s["acc@1"] for w, s in scores.items()}})
+        out.update({"hybrid_sparse_weight": best, "hybrid_dev_acc@1": scores[best]["acc@1"],
+                    "hybrid_dev_acc@5": scores[best]["acc@5"]})
+        return out
+
+
+def _members(concepts: numpy.ndarray) -> Dict[int, numpy.ndarray]:
+    order = numpy.argsort(concepts, kind="stable")
+    bounds = numpy.flatnonzero(numpy.diff(concepts[order])) + 1
+    return {int(concepts[g[0]]): g for g in numpy.split(order, bounds) if len(g)}
+
+
+def _other_member(names: numpy.ndarray, anchor: int, rng: numpy.random.Generator) -> int:
+    pick = int(names[rng.integers(len(names) - 1)])
+    # Drawing from the names minus the anchor: the anchor's slot takes the last name.
+    return int(names[-1]) if pick == anchor else pick
