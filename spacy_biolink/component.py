@@ -131,6 +131,9 @@ class BioLinker(Pipe):
             "initialized": False,
         }
         self._cache: "OrderedDict[str, Candidates]" = OrderedDict()
+        # Optional second stage (spacy_biolink/verify.py): set by init-linker --verifier,
+        # saved as the pipe's own `verifier` part.
+        self.verifier = None
 
     # Set-up ----------------------------------------------------------------
 
@@ -244,6 +247,11 @@ class BioLinker(Pipe):
         keys = {self.query_key(t) for t in texts}
         keys.update(self.query_key(p) for mention_parts in parts for p in mention_parts)
         results = self.link_texts(sorted(key for key in keys if key), k)
+        if self.verifier is not None:
+            queries = list(results)
+            verified = self.verifier.verify(self.dictionary, queries,
+                                            [results[q] for q in queries], self.normalizer.mention)
+            results = dict(zip(queries, verified))
 
         def linked(text: str) -> Tuple[str, Candidates]:
             key = self.query_key(text)
@@ -375,6 +383,8 @@ class BioLinker(Pipe):
         if self.is_initialized:
             serializers["dictionary"] = lambda p: self.dictionary.to_disk(p)
             serializers["index"] = lambda p: self.index.to_disk(p)
+        if self.verifier is not None:
+            serializers["verifier"] = lambda p: self.verifier.to_disk(p)
         util.to_disk(path, serializers, exclude)
 
     def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
@@ -401,6 +411,10 @@ class BioLinker(Pipe):
             except (ValueError, KeyError, OSError, RuntimeError) as err:
                 raise BioLinkError(Errors.E104.format(path=path, reason=f"index: {err}")) from None
             self._adopt(dictionary, where=path)
+        if (path / "verifier").is_dir() and "verifier" not in exclude:
+            from .verify import CandidateVerifier
+
+            self.verifier = CandidateVerifier.from_disk(path / "verifier")
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
@@ -410,6 +424,8 @@ class BioLinker(Pipe):
         if self.is_initialized:
             serializers["dictionary"] = lambda: self.dictionary.to_bytes()
             serializers["index"] = lambda: self.index.to_bytes()
+        if self.verifier is not None:
+            serializers["verifier"] = lambda: self.verifier.to_bytes()
         return util.to_bytes(serializers, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
@@ -425,6 +441,10 @@ class BioLinker(Pipe):
                 raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
             self.index.from_bytes(msg["index"])
             self._adopt(ConceptDictionary.from_bytes(msg["dictionary"]), where="<bytes>")
+        if "verifier" in msg:
+            from .verify import CandidateVerifier
+
+            self.verifier = CandidateVerifier.from_bytes(msg["verifier"])
         return self
 
     def _adopt(self, dictionary: ConceptDictionary, *, where) -> None:

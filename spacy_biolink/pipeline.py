@@ -60,7 +60,9 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 format: Optional[str] = None, config_path: Optional[PathLike] = None,
                 augment: Sequence[PathLike] = (), spelling_map: Optional[PathLike] = None,
                 encoder: Optional[PathLike] = None, overrides: Optional[Dict] = None,
-                force: bool = False) -> Language:
+                force: bool = False, verifier: Optional[PathLike] = None,
+                verifier_mode: str = "nil", verifier_threshold: Optional[float] = None
+                ) -> Language:
     """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
 
     augment: PubTator corpora whose gold mentions join the dictionary (train, or
@@ -98,6 +100,11 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         except (ValueError, KeyError, OSError) as err:
             raise BioLinkError(Errors.E501.format(path=encoder, reason=f"model: {err}")) from None
     nlp.initialize()
+    if verifier is not None:
+        from .verify import CandidateVerifier
+
+        nlp.get_pipe("bio_linker").verifier = CandidateVerifier.from_trained(
+            verifier, mode=verifier_mode, threshold=verifier_threshold)
     if output_dir is not None:
         with atomic_directory(output_dir, force=True) as tmp:
             nlp.to_disk(tmp)
