@@ -1,0 +1,99 @@
+"""An NER and a linker trained apart, joined into one text-in, links-out pipeline."""
+import pytest
+import spacy
+from spacy.training import Example
+from typer.testing import CliRunner
+
+from spacy_biolink.assemble import assemble_pipeline
+from spacy_biolink.cli import app
+from spacy_biolink.errors import BioLinkError
+
+from .conftest import make_linker_nlp
+
+TRAIN = [("Type 2 diabetes was seen in them.", [(0, 15, "Disease")]),
+         ("Patients with breast cancer and NIDDM.", [(14, 27, "Disease"), (32, 37, "Disease")]),
+         ("Huntington disease runs in families.", [(0, 18, "Disease")])]
+
+
+@pytest.fixture(scope="module")
+def ner_dir(tmp_path_factory):
+    """A blank-en NER overfitted on three sentences: enough to find their entities again."""
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("ner")
+    examples = [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in TRAIN]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(40):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    assert [[e.text for e in nlp(text).ents] for text, _ in TRAIN] \
+        == [["Type 2 diabetes"], ["breast cancer", "NIDDM"], ["Huntington disease"]]
+    path = tmp_path_factory.mktemp("ner") / "model"
+    nlp.to_disk(path)
+    return path
+
+
+@pytest.fixture
+def linker_dir(tiny_dictionary, tmp_path):
+    nlp = make_linker_nlp(tiny_dictionary)
+    nlp.meta["biolink"] = {"kb_url_template": "https://kb.example/{}"}
+    nlp.to_disk(tmp_path / "linker")
+    return tmp_path / "linker"
+
+
+def test_assembled_pipeline_finds_and_links_after_loading(ner_dir, linker_dir, tmp_path):
+    assemble_pipeline(ner_dir, linker_dir, tmp_path / "full")
+    nlp = spacy.load(tmp_path / "full")
+    assert nlp.pipe_names == ["ner", "bio_linker"]
+    assert nlp.meta["biolink"]["kb_url_template"] == "https://kb.example/{}"
+    linked = [[(e.text, e.kb_id_) for e in doc.ents] for doc in nlp.pipe(t for t, _ in TRAIN)]
+    assert linked == [[("Type 2 diabetes", "D003924")],
+                      [("breast cancer", "D001943"), ("NIDDM", "D003924")],
+                      [("Huntington disease", "D006816")]]
+    assert nlp(TRAIN[1][0]).ents[0]._.kb_ents[0] == ("D001943", 1.0)
+
+
+def test_assemble_cli_and_its_errors(ner_dir, linker_dir, tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "bio_linker").is_dir() and (tmp_path / "out" / "ner").is_dir()
+
+    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "out")])
+    assert result.exit_code == 1 and "E403" in result.output
+    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "out"),
+                                 "--force"])
+    assert result.exit_code == 0, result.output
+
+    with pytest.raises(BioLinkError, match="E758"):  # the "NER" is a linker: nothing finds ents
+        assemble_pipeline(linker_dir, linker_dir, tmp_path / "bad1")
+    with pytest.raises(BioLinkError, match="E402"):
+        assemble_pipeline(ner_dir, ner_dir, tmp_path / "bad2")
+    with pytest.raises(BioLinkError, match="E401"):
+        assemble_pipeline(tmp_path / "missing", linker_dir, tmp_path / "bad3")
+    assert not any(p.name.startswith(("bad", ".bad")) for p in tmp_path.iterdir())
+
+
+def test_ner_config_trains_on_one_label_or_the_corpus_types(tmp_path):
+    """configs/ner.cfg as a user runs it: its corpora give every gold entity "Disease",
+    unless the augmenter's label is set to null."""
+    from pathlib import Path
+
+    from spacy.tokens import DocBin
+    from spacy.util import load_config, registry
+
+    nlp = spacy.blank("en")
+    doc = nlp.make_doc("Breast cancer and NIDDM.")
+    doc.ents = [doc.char_span(0, 13, "SpecificDisease", kb_id="D001943"),
+                doc.char_span(18, 23, "Modifier", kb_id="D003924")]
+    DocBin(docs=[doc]).to_disk(tmp_path / "train.spacy")
+    config_path = Path(__file__).resolve().parents[1] / "configs" / "ner.cfg"
+    for label, expected in [("Disease", ["Disease", "Disease"]),
+                            (None, ["SpecificDisease", "Modifier"])]:
+        config = load_config(config_path, overrides={
+            "paths.train": str(tmp_path / "train.spacy"), "paths.dev": str(tmp_path / "train.spacy"),
+            "corpora.train.augmenter.label": label}, interpolate=True)
+        corpus = registry.resolve(config["corpora"])["train"]
+        [example] = list(corpus(nlp))
+        assert [e.label_ for e in example.reference.ents] == expected
+        assert [e.kb_id_ for e in example.reference.ents] == ["D001943", "D003924"]
+        assert not example.predicted.ents
