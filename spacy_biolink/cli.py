@@ -47,6 +47,14 @@ def init_linker_cli(
                                            help="Trained encoder directory (from `train`) "
                                                 "instead of the config's TF-IDF encoder"),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
+    verifier: Optional[Path] = typer.Option(None, "--verifier",
+                                            help="Trained synonymy verifier (train "
+                                                 "configs/siamese.cfg): rejects candidates"),
+    verifier_mode: str = typer.Option("nil", "--verifier-mode",
+                                      help="nil: a rejected top candidate makes the mention "
+                                           "NIL; next: try the next candidates"),
+    verifier_threshold: Optional[float] = typer.Option(
+        None, "--verifier-threshold", help="Default: the dev-chosen one in its meta.json"),
 ):
     """Build a blank English pipeline with bio_linker over DICTIONARY and save it."""
     import time
@@ -55,7 +63,9 @@ def init_linker_cli(
 
     started = time.perf_counter()
     nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
-                      augment=augment, spelling_map=spelling_map, encoder=encoder, force=force)
+                      augment=augment, spelling_map=spelling_map, encoder=encoder, force=force,
+                      verifier=verifier, verifier_mode=verifier_mode,
+                      verifier_threshold=verifier_threshold)
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
              f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")
@@ -229,6 +239,241 @@ def train_cli(
     scores = {k: v for k, v in meta.items() if isinstance(v, (int, float))}
     if scores:
         msg.table(sorted(scores.items()))
+
+
+@app.command("link")
+@_fail_cleanly
+def link_cli(
+    input_path: Path = typer.Argument(..., help=".txt (one document a line) or .jsonl "
+                                                "({\"text\": ...} a line, other keys kept); .gz ok"),
+    model: Path = typer.Option(..., "--model", "-m", help="Saved pipeline with bio_linker "
+                                                          "(and an ner, to find entities)"),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL to write, one object a document"),
+    format: Optional[str] = typer.Option(None, "--format", "-f",
+                                         help="txt|jsonl; inferred from INPUT's name if omitted"),
+    batch_size: int = typer.Option(64, "--batch-size", "-b", help="Documents per nlp.pipe batch"),
+    n_process: int = typer.Option(1, "--n-process", "-n", help="Worker processes for nlp.pipe"),
+):
+    """Find and link the entities of every document of INPUT; write them as JSON lines."""
+    import time
+
+    from .link_files import link_file
+
+    started = time.perf_counter()
+    stats = link_file(model, input_path, output, format=format, batch_size=batch_size,
+                      n_process=n_process)
+    msg.good(f"Wrote {output} ({time.perf_counter() - started:.1f}s)")
+    msg.table([("docs", stats.docs), ("entities", stats.entities), ("linked", stats.linked),
+               ("NIL", stats.nil), ("docs without entities", stats.docs_without_entities)])
+
+
+def _parse_kb_url_template(value: Optional[str]):
+    """A URL with {}, or a JSON object {"PREFIX": URL, "": URL} for ids of several sources."""
+    if value is None or not value.lstrip().startswith("{\""):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as err:
+        from .errors import Errors
+
+        raise BioLinkError(Errors.E755.format(value=value, reason=f"not valid JSON: {err}")) from None
+
+
+@app.command("visualize")
+@_fail_cleanly
+def visualize_cli(
+    model: Path = typer.Argument(..., help="Saved pipeline with bio_linker"),
+    input_path: Optional[Path] = typer.Argument(None, help=".txt or .jsonl documents (as for "
+                                                           "`link`; a .jsonl \"entities\" list "
+                                                           "gives the spans to link)"),
+    text: Optional[str] = typer.Option(None, "--text", "-t", help="One text instead of INPUT"),
+    output: Path = typer.Option(..., "--output", "-o", help="HTML page to write"),
+    doc: Optional[int] = typer.Option(None, "--doc", help="Show only document N of INPUT (from 0)"),
+    limit: int = typer.Option(20, "--limit", help="Show at most this many documents"),
+    kb_url_template: Optional[str] = typer.Option(
+        None, "--kb-url-template",
+        help="URL with {} for the id, or JSON {\"OMIM\": \"https://omim.org/entry/{}\", \"\": URL}. "
+             "Default: the pipeline's meta biolink.kb_url_template, else MeSH + OMIM pages"),
+):
+    """Write an HTML page (displaCy) of the linked entities, each id a link to its concept."""
+    from .errors import Errors
+    from .link_files import (InputDocument, make_input_doc, read_input_documents,
+                             warn_if_nothing_to_link)
+    from .pipeline import load_linker_pipeline
+    from .visualize import MEDIC_KB_URL_TEMPLATES, kb_url_template_of, render_linked
+
+    if (input_path is None) == (text is None):
+        raise BioLinkError(Errors.E757.format(got="both" if text is not None else "neither"))
+    if input_path is not None:
+        documents = list(read_input_documents(input_path))
+        if doc is not None:
+            if not 0 <= doc < len(documents):
+                raise BioLinkError(Errors.E756.format(index=doc, path=input_path, n=len(documents)))
+            documents = [documents[doc]]
+        documents = documents[:limit]
+    else:
+        documents = [InputDocument(text=text, line=1)]
+    template = _parse_kb_url_template(kb_url_template)
+    nlp = load_linker_pipeline(model)
+    if "bio_linker" not in nlp.pipe_names:
+        raise BioLinkError(Errors.E402.format(path=model, pipes=nlp.pipe_names))
+    if template is None:
+        template = kb_url_template_of(nlp, MEDIC_KB_URL_TEMPLATES)
+    warn_if_nothing_to_link(nlp, sum(d.entities is None for d in documents), len(documents),
+                            model_path=model)
+    docs = []
+    for document, linked in zip(documents, nlp.pipe(make_input_doc(nlp, d, input_path or "--text")
+                                                    for d in documents)):
+        keys = document.passthrough
+        title = keys.get("title") or keys.get("id") \
+            or (f"PMID {keys['pmid']}" if keys.get("pmid") else None)
+        if title is not None:
+            linked.user_data["title"] = str(title)
+        docs.append(linked)
+    nil_id = nlp.get_pipe("bio_linker").cfg.get("nil_id", "NIL")
+    html = render_linked(docs, kb_url_template=template, nil_id=nil_id, page=True)
+    with atomic_file(output) as fileh:
+        fileh.write(html)
+    n_ents = sum(len(d.ents) for d in docs)
+    msg.good(f"Wrote {output}: {len(docs)} document(s), {n_ents} entities")
+
+
+@app.command("assemble")
+@_fail_cleanly
+def assemble_cli(
+    ner_dir: Path = typer.Argument(..., help="Trained NER pipeline (spacy train ... model-best)"),
+    linker_dir: Path = typer.Argument(..., help="Saved pipeline with bio_linker (init-linker)"),
+    output_dir: Path = typer.Argument(..., help="Directory for the joined pipeline"),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
+):
+    """Add LINKER_DIR's bio_linker after NER_DIR's ner and save: a text-in, links-out pipeline."""
+    from .assemble import assemble_pipeline
+
+    nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force)
+    msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
+
+
+@app.command("eval-synonyms")
+@_fail_cleanly
+def eval_synonyms_cli(
+    encoder: str = typer.Argument(..., help="Trained encoder directory, or a baseline: "
+                                            "sgw (mean word vector), sgw-cca, tfidf"),
+    dictionary: Path = typer.Option(..., "--dictionary", "-d", help="Dictionary file (.gz ok)"),
+    vectors: Optional[Path] = typer.Option(None, "--vectors", help="Word vectors (for sgw, sgw-cca)"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Split seed; default: the split "
+                                       "ENCODER was trained on, else 1"),
+    split: Optional[Path] = typer.Option(None, "--split", help="A split.json to use instead"),
+    zero_shot_concepts: float = typer.Option(1000, "--zero-shot-concepts",
+                                             help="Count (or share if < 1) of zero-shot concepts"),
+    test_rounds: int = typer.Option(1, "--test-rounds"),
+    validation_rounds: int = typer.Option(1, "--validation-rounds"),
+    train_queries: int = typer.Option(2000, "--train-queries",
+                                      help="Training names sampled as queries (0: none)"),
+    save_split: Optional[Path] = typer.Option(None, "--save-split", help="Write the split here"),
+):
+    """Synonym retrieval (mAP) and concept mapping (Acc, MRR) on held-out names of training
+    concepts (test) and on zero-shot concepts, as in CCA+DAN (Fivez et al., 2021)."""
+    import time
+
+    from .evaluation.synonym_retrieval import (encoder_for_evaluation,
+                                               evaluate_synonym_retrieval, resolve_split)
+    from .readers import load_dictionary
+
+    started = time.perf_counter()
+    synonym_split = resolve_split(load_dictionary(dictionary), encoder=encoder, split_path=split,
+                                  seed=seed, zero_shot_concepts=zero_shot_concepts,
+                                  test_rounds=test_rounds, validation_rounds=validation_rounds)
+    if save_split is not None:
+        synonym_split.to_disk(save_split)
+    encode, _, described = encoder_for_evaluation(encoder, vectors_path=vectors,
+                                                  split=synonym_split)
+    query_sets = ["test", "zero_shot", "validation"] + (["train"] if train_queries else [])
+    scores = evaluate_synonym_retrieval(encode, synonym_split, query_sets=query_sets,
+                                        max_train_queries=train_queries)
+    result = {**described, "dictionary": str(dictionary), "split": synonym_split.describe(),
+              **scores, "seconds": round(time.perf_counter() - started, 1)}
+    if described.get("trained_split") not in (None, result["split"]["fingerprint"]):
+        msg.warn(f"{encoder} was trained on split {described['trained_split']}, not on this "
+                 f"one ({result['split']['fingerprint']}): its test names may have been trained on.")
+    msg.table([(name, f"{s['mAP']:.4f}", f"{s['Acc']:.4f}", f"{s['MRR']:.4f}", s["queries"])
+               for name, s in scores.items()], header=("", "mAP", "Acc", "MRR", "queries"))
+    if output is not None:
+        with atomic_file(output) as fileh:
+            json.dump(result, fileh, indent=2)
+        msg.good(f"Wrote {output}")
+
+
+@app.command("eval-relatedness")
+@_fail_cleanly
+def eval_relatedness_cli(
+    encoder: str = typer.Argument(..., help="Trained encoder directory, or sgw (mean word vector)"),
+    data_dir: Path = typer.Option(..., "--data-dir", help="Directory with UMNSRS_*.csv / MayoSRS.txt"),
+    vectors: Optional[Path] = typer.Option(None, "--vectors", help="Word vectors (for sgw)"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
+):
+    """Spearman rho of encoder cosines against UMNSRS / MayoSRS judgements."""
+    from .errors import Errors
+    from .evaluation.relatedness import evaluate_relatedness
+    from .evaluation.synonym_retrieval import encoder_for_evaluation
+
+    if encoder in ("sgw-cca", "tfidf"):
+        raise BioLinkError(Errors.E631.format(value=encoder, command="eval-relatedness",
+                                              options="sgw"))
+    encode, covered, described = encoder_for_evaluation(encoder, vectors_path=vectors)
+    scores = evaluate_relatedness(encode, data_dir, covered=covered)
+    msg.table([(name, "-" if s["spearman"] is None else f"{s['spearman']:.4f}",
+                f"{s['covered']}/{s['pairs']}") for name, s in scores.items()],
+              header=("", "Spearman", "covered"))
+    if output is not None:
+        with atomic_file(output) as fileh:
+            json.dump({**described, "data_dir": str(data_dir), **scores}, fileh, indent=2)
+        msg.good(f"Wrote {output}")
+
+
+@app.command("score-pairs")
+@_fail_cleanly
+def score_pairs_cli(
+    verifier_dir: Path = typer.Argument(..., help="Trained verifier (train configs/siamese.cfg)"),
+    pairs_path: Path = typer.Argument(..., help="TSV: name1<TAB>name2 per line (.gz ok)"),
+    output: Path = typer.Option(..., "--output", "-o",
+                                help="TSV to write: name1<TAB>name2<TAB>probability"),
+):
+    """Probability that each pair of names are synonyms (for dictionary curation)."""
+    from .verify import CandidateVerifier, read_pair_file, write_scored_pairs
+
+    verifier = CandidateVerifier.from_trained(verifier_dir)
+    pairs, _ = read_pair_file(pairs_path)
+    probs = verifier.score_pairs(pairs)
+    write_scored_pairs(output, pairs, probs)
+    msg.good(f"Scored {len(pairs)} pairs into {output} ({int((probs >= verifier.threshold).sum())} "
+             f"at or above the verifier threshold {verifier.threshold:.3f})")
+
+
+@app.command("eval-pairs")
+@_fail_cleanly
+def eval_pairs_cli(
+    verifier_dir: Path = typer.Argument(..., help="Trained verifier (train configs/siamese.cfg)"),
+    dictionary: Path = typer.Option(..., "--dictionary", "-d",
+                                    help="The dictionary it was trained on"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
+):
+    """Precision, recall, F1 and AUC of a verifier on the pairs of its held-out concepts."""
+    from .evaluation.pair_scores import evaluate_saved_verifier
+    from .readers import load_dictionary
+
+    result = evaluate_saved_verifier(verifier_dir, load_dictionary(dictionary))
+    rows = []
+    for split in ("dev", "test"):
+        for name in ("0.5", "dev", "saved"):
+            s = result[split][f"at_{name}"]
+            rows.append((split, f"{name} ({s['threshold']:.3f})", f"{s['precision']:.4f}",
+                         f"{s['recall']:.4f}", f"{s['f1']:.4f}", f"{result[split]['auc']:.4f}"))
+    msg.table(rows, header=("pairs", "threshold", "P", "R", "F1", "AUC"))
+    if output is not None:
+        with atomic_file(output) as fileh:
+            json.dump(result, fileh, indent=2)
+        msg.good(f"Wrote {output}")
 
 
 def main() -> None:

