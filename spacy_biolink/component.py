@@ -235,8 +235,9 @@ class BioLinker(Pipe):
         """Ranked (concept index, score) candidates for each concept each mention names,
         at most k (default cfg k) per part.
 
-        A composite is split only when every part matches better than the whole: that
-        keeps "hereditary breast and ovarian cancer", itself a dictionary name, whole.
+        A composite is split only when every part matches better than the whole and the
+        parts name different concepts: that keeps "hereditary breast and ovarian cancer"
+        whole, whether it is itself a dictionary name or its parts are names of it.
         The batch is deduplicated: each distinct text is encoded and searched once.
         """
         if not self.is_initialized:
@@ -262,7 +263,10 @@ class BioLinker(Pipe):
             whole = linked(text)
             split = [linked(p) for p in mention_parts]
             best_whole = whole[1][0][1] if whole[1] else -numpy.inf
-            if split and all(c and c[0][1] > best_whole for _, c in split):
+            # Parts that all name the same concept are one concept written as a
+            # coordination ("hereditary breast and ovarian cancer", a syndrome).
+            if (split and all(c and c[0][1] > best_whole for _, c in split)
+                    and len({c[0][0] for _, c in split}) > 1):
                 out.append(split)
             else:
                 out.append([whole])

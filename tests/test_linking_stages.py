@@ -50,6 +50,18 @@ def test_composite_that_is_a_dictionary_name_stays_whole(stages_nlp):
     assert ent._.kb_parts == [(ent.text, ent._.kb_ents)]
 
 
+def test_composite_whose_parts_name_one_concept_stays_whole(tmp_path):
+    # Training mentions made the parts names of the syndrome; the whole is not a name.
+    path = tmp_path / "medic.txt"
+    path.write_text(TINY_MEDIC + "D061325||Hereditary Breast and Ovarian Cancer Syndrome|"
+                    "hereditary breast cancer|hereditary ovarian cancer\n", encoding="utf8")
+    nlp = make_linker_nlp(load_dictionary(path))
+    text = "Families with hereditary breast and ovarian cancer."
+    ent = nlp(doc_with_ents(nlp, text, ["hereditary breast and ovarian cancer"])).ents[0]
+    assert ent.kb_id_ == "D061325"
+    assert len(ent._.kb_parts) == 1
+
+
 def test_composite_splitting_can_be_switched_off(stages_dictionary):
     nlp = make_linker_nlp(stages_dictionary, split_composites=False)
     ent = nlp(doc_with_ents(nlp, "Risk of breast and ovarian cancer.",
