@@ -35,3 +35,77 @@ def test_project_yml_declares_deps_and_outputs():
     for command in project["commands"]:
         assert command.get("deps") and command.get("outputs"), command["name"]
     assert load_config(ROOT / "configs" / "linker_tfidf.cfg", interpolate=False)
+
+
+def _first_documents(source: Path, target: Path, n: int) -> list:
+    """The first n PubTator documents of `source` written to `target`; their gold ids."""
+    from spacy_biolink.util import open_text
+
+    with open_text(source) as fileh:
+        blocks = [b for b in fileh.read().split("\n\n") if b.strip()][:n]
+    target.write_text("\n\n".join(blocks) + "\n\n", encoding="utf8")
+    return [field for block in blocks for line in block.splitlines()
+            if "\t" in line for field in line.split("\t")[5].replace("+", "|").split("|")]
+
+
+def test_all_workflow_on_a_tiny_slice(tmp_path):
+    """`spacy project run all`, as the README runs it, on a few documents and a dictionary
+    of a few hundred names (small training budgets): every step runs, the outputs are
+    there and the numbers are sane."""
+    import shutil
+
+    from spacy_biolink.util import open_text
+
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "configs", project / "configs")
+    shutil.copy(ROOT / "project.yml", project / "project.yml")
+    corpus_dir = project / "assets" / "ncbi_disease"
+    corpus_dir.mkdir(parents=True)
+    source = ROOT / "assets" / "ncbi_disease"
+    gold = set()
+    for name, n in (("NCBItrainset_corpus.txt.gz", 12), ("NCBIdevelopset_corpus.txt", 5),
+                    ("NCBItestset_corpus.txt", 5)):
+        gold |= set(_first_documents(source / name, corpus_dir / name.replace(".gz", ""), n))
+    shutil.copy(source / "ncbi-spell-check.txt", corpus_dir)
+    shutil.copy(ROOT / "assets" / "examples.txt", project / "assets")
+    # The gold concepts' MEDIC lines plus the first 150 others.
+    with open_text(ROOT / "assets" / "medic_06Jul2012.txt.gz") as fileh:
+        lines = fileh.read().splitlines()
+    ids_of = [set(line.split("||")[0].split("|")) | {"OMIM:" + i for i in line.split("||")[0].split("|")}
+              for line in lines]
+    kept = [line for line, ids in zip(lines, ids_of) if ids & gold] + lines[:150]
+    (project / "assets" / "medic_06Jul2012.txt.gz").unlink(missing_ok=True)
+    (project / "assets" / "medic_tiny.txt").write_text("\n".join(kept) + "\n", encoding="utf8")
+
+    package = "biolink_projecttest"
+    command = [sys.executable, "-m", "spacy", "project", "run", "all", str(project),
+               "--vars.dictionary", "assets/medic_tiny.txt",
+               "--vars.train_file", "NCBItrainset_corpus.txt",
+               "--vars.vectors_dim", "16", "--vars.vectors_epochs", "2",
+               "--vars.ner_max_steps", "20", "--vars.dan_max_epochs", "1",
+               "--vars.bne_steps_per_epoch", "10", "--vars.bne_max_epochs", "1",
+               "--vars.package_name", package]
+    try:
+        result = subprocess.run(command, cwd=project, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+        metrics = project / "metrics"
+        table = (metrics / "comparison.md").read_text()
+        for linker in ("tfidf", "dan", "dan+tfidf", "bne"):
+            assert f"| {linker} |" in table
+        tfidf = srsly.read_json(metrics / "tfidf_test.json")
+        assert tfidf["n_evaluated"] > 20 and 0.5 < tfidf["acc@1"] <= tfidf["acc@5"] <= 1.0
+        e2e = srsly.read_json(metrics / "e2e_test.json")
+        assert e2e["ner"]["n_gold"] > 0 and 0.0 <= e2e["linking"]["f"] <= 1.0
+        assert (metrics / "acc_at_k.png").read_bytes()[:4] == b"\x89PNG"
+        assert "<a" in (metrics / "examples.html").read_text()
+        linked = [srsly.json_loads(line) for line in
+                  (metrics / "examples_linked.jsonl").read_text().splitlines()]
+        assert len(linked) == 4
+        for step in ("dan", "bne"):
+            assert (project / "training" / step / "training.png").is_file()
+        loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
+                                 "print(nlp.pipe_names)"], capture_output=True, text=True)
+        assert "bio_linker" in loaded.stdout, loaded.stderr
+    finally:
+        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
+                       capture_output=True)

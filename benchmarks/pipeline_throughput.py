@@ -1,0 +1,71 @@
+#!/usr/bin/env python
+"""Throughput of a saved NER + bio_linker pipeline with nlp.pipe, on raw PubTator texts.
+
+    python benchmarks/pipeline_throughput.py --pipeline training/pipeline \
+        --corpus assets/ncbi_disease/NCBItestset_corpus.txt [--repeats 3] [--n-process 1]
+
+Reports documents/s and mentions/s (mentions = entities the NER found) for the whole
+pipeline, the NER alone (bio_linker disabled) and, from the difference, the linker's
+share; the linker's LRU cache is cleared before every pass, so every pass is cold.
+"""
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pipeline", type=Path, required=True)
+    p.add_argument("--corpus", type=Path, required=True)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--n-process", type=int, default=1)
+    p.add_argument("--output", type=Path)
+    args = p.parse_args(argv)
+
+    import spacy
+
+    from spacy_biolink.corpora.pubtator import read_pubtator
+
+    texts = [d.text for d in read_pubtator(args.corpus)]
+    nlp = spacy.load(args.pipeline)
+    linker = nlp.get_pipe("bio_linker")
+    list(nlp.pipe(texts[:5]))  # first-call costs (numba kernel load) out of the timing
+
+    def timed(disable=()):
+        best, n_mentions = None, 0
+        for _ in range(args.repeats):
+            linker._cache.clear()
+            start = time.perf_counter()
+            with nlp.select_pipes(disable=list(disable)):
+                docs = list(nlp.pipe(texts, batch_size=args.batch_size, n_process=args.n_process))
+            elapsed = time.perf_counter() - start
+            best = elapsed if best is None else min(best, elapsed)
+            n_mentions = sum(len(d.ents) for d in docs)
+        return best, n_mentions
+
+    full_s, mentions = timed()
+    ner_s, _ = timed(disable=["bio_linker"])
+    result = {
+        "command": " ".join([Path(sys.executable).name] + sys.argv),
+        "machine": {"platform": platform.platform(), "python": platform.python_version()},
+        "docs": len(texts), "mentions_found": mentions, "pipes": nlp.pipe_names,
+        "with_linker": {"seconds": full_s, "docs_per_s": len(texts) / full_s,
+                        "mentions_per_s": mentions / full_s},
+        "ner_only": {"seconds": ner_s, "docs_per_s": len(texts) / ner_s,
+                     "mentions_per_s": mentions / ner_s},
+        "linker_share_s": full_s - ner_s,
+        "linker_only_mentions_per_s": mentions / max(full_s - ner_s, 1e-9),
+    }
+    print(json.dumps(result, indent=2))
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
