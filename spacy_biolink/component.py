@@ -181,6 +181,31 @@ class BioLinker(Pipe):
         self.cfg["initialized"] = True
         self._cache.clear()
 
+    def add_names(self, pairs: Iterable[Tuple[str, str]]) -> int:
+        """Add (name, concept id) pairs to the live linker: new synonyms, or corpus
+        mentions to search among (Triplet-Search's D set). Returns how many were added.
+
+        Nothing is refitted or retrained: the names are encoded with the encoder as it is
+        and the index is rebuilt over the whole name list (the dictionary renumbers its
+        names), so add in batches rather than one name at a time. They are saved with
+        the pipeline like any other name.
+        """
+        if not self.is_initialized:
+            raise BioLinkError(Errors.E101)
+        pairs = [(name, concept_id) for name, concept_id in pairs]
+        unknown = [(n, c) for n, c in pairs if self.dictionary.concept_index(c) is None]
+        if unknown:
+            raise BioLinkError(Errors.E107.format(n=len(unknown), name=unknown[0][0],
+                                                  concept_id=unknown[0][1]))
+        if not pairs:
+            return 0
+        dictionary, _ = self.dictionary.with_names(pairs, source="<add_names>")
+        names = [self.normalizer.name(name) for name in dictionary.names]
+        self.index.build(self.encode(names, progress=True))
+        self.dictionary = dictionary
+        self._cache.clear()
+        return len(pairs)
+
     def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
         """Encode texts in batches (sparse rows or a dense float32 array)."""
         batches = range(0, len(texts), batch_size)

@@ -42,6 +42,9 @@ class Errors(metaclass=ErrorsWithCodes):
             "callable returning one, got {type}.")
     E106 = ("{path}:{line}: malformed spelling map line {text!r}: expected `wrong||right` "
             "(or `wrong<TAB>right`). Fix or remove that line.")
+    E107 = ("bio_linker.add_names: {n} pair(s) name a concept id the dictionary does not "
+            "have (e.g. {name!r} -> {concept_id!r}); nothing was added. Add the concept to "
+            "the dictionary and initialize again, or fix the id.")
 
     # Encoders and indexes
     E201 = ("The {name} encoder has not been fitted: initialize the pipeline (or call "

@@ -268,3 +268,27 @@ class TestBadInput:
 def test_is_a_spacy_pipe(linker_nlp):
     assert isinstance(linker_nlp.get_pipe("bio_linker"), BioLinker)
     assert "span._.kb_ents" in linker_nlp.get_pipe_meta("bio_linker").assigns
+
+
+def test_add_names_to_a_live_linker_without_refitting(tiny_dictionary, tmp_path):
+    nlp = make_linker_nlp(tiny_dictionary)
+    linker = nlp.get_pipe("bio_linker")
+    vocabulary = dict(linker.model.attrs["vectorizer"].vocab)
+    text, mention = "Patients with sugar sickness.", ["sugar sickness"]
+    assert nlp(doc_with_ents(nlp, text, mention)).ents[0].kb_id_ != "D003924"
+
+    assert linker.add_names([("sugar sickness", "D003924"), ("NIDDM type", "D003924")]) == 2
+    ent = nlp(doc_with_ents(nlp, text, mention)).ents[0]
+    assert ent.kb_id_ == "D003924" and ent._.kb_ents[0][1] == pytest.approx(1.0)
+    # The encoder was used as it was: no new n-grams were learned.
+    assert linker.model.attrs["vectorizer"].vocab == vocabulary
+    assert "sugar sickness" in linker.dictionary.names_of(linker.dictionary.concept_index("D003924"))
+
+    nlp.to_disk(tmp_path / "saved")
+    loaded = spacy.load(tmp_path / "saved")
+    assert loaded(doc_with_ents(loaded, text, mention)).ents[0].kb_id_ == "D003924"
+
+    n_names = linker.dictionary.n_names
+    with pytest.raises(BioLinkError, match="E107"):
+        linker.add_names([("fine", "D003924"), ("unknown thing", "D999999")])
+    assert linker.dictionary.n_names == n_names  # all or nothing
