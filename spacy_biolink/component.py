@@ -27,7 +27,7 @@ from .dictionary import ConceptDictionary
 from .errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
 from .index import NameIndex
-from .search import Candidates, search_concepts
+from .search import Candidates, concept_vectors, search_concept_index, search_concepts
 from .text.abbreviations import AbbreviationResolver, expand
 from .text.composites import split_composite
 from .text.normalize import MentionNormalizer, read_spelling_map
@@ -68,6 +68,7 @@ min_df = 1
         "spans_key": None,
         "labels": [],
         "cache_size": 100000,
+        "index_level": "name",
         "scorer": {"@scorers": "spacy-biolink.linking_scorer.v1"},
     },
     default_score_weights={"bio_linker_acc": 1.0, "bio_linker_micro_p": None,
@@ -77,12 +78,13 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
                     normalizer: MentionNormalizer, resolve_abbreviations: bool,
                     split_composites: bool, k: int, threshold: float, nil_id: str,
                     max_entities_per_mention: int, spans_key: Optional[str], labels: List[str],
-                    cache_size: int, scorer: Optional[Callable]) -> "BioLinker":
+                    cache_size: int, index_level: str, scorer: Optional[Callable]) -> "BioLinker":
     return BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
                      resolve_abbreviations=resolve_abbreviations,
                      split_composites=split_composites, k=k, threshold=threshold,
                      nil_id=nil_id, max_entities_per_mention=max_entities_per_mention,
-                     spans_key=spans_key, labels=labels, cache_size=cache_size, scorer=scorer)
+                     spans_key=spans_key, labels=labels, cache_size=cache_size,
+                     index_level=index_level, scorer=scorer)
 
 
 class Mention:
@@ -110,9 +112,10 @@ class BioLinker(Pipe):
                  k: int = 10, threshold: float = 0.0,
                  nil_id: str = "NIL", max_entities_per_mention: int = 5,
                  spans_key: Optional[str] = None, labels: Sequence[str] = (),
-                 cache_size: int = 100000, scorer: Optional[Callable] = None):
+                 cache_size: int = 100000, index_level: str = "name",
+                 scorer: Optional[Callable] = None):
         _check_config(k=k, threshold=threshold, max_entities_per_mention=max_entities_per_mention,
-                      cache_size=cache_size, nil_id=nil_id)
+                      cache_size=cache_size, nil_id=nil_id, index_level=index_level)
         install_extensions()
         self.vocab = vocab
         self.name = name
@@ -128,6 +131,9 @@ class BioLinker(Pipe):
             "k": k, "threshold": threshold, "nil_id": nil_id,
             "max_entities_per_mention": max_entities_per_mention,
             "spans_key": spans_key, "labels": list(labels), "cache_size": cache_size,
+            # "name": one index row per name (Triplet-Search's T); "concept": one per
+            # concept, the mean of its names' vectors (its C).
+            "index_level": index_level,
             "initialized": False,
         }
         self._cache: "OrderedDict[str, Candidates]" = OrderedDict()
@@ -176,7 +182,7 @@ class BioLinker(Pipe):
             warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids)))
         names = [self.normalizer.name(name) for name in dictionary.names]
         self.model.initialize(X=names)
-        self.index.build(self.encode(names, progress=True))
+        self.index.build(self._index_vectors(dictionary, self.encode(names, progress=True)))
         self.dictionary = dictionary
         self.cfg["initialized"] = True
         self._cache.clear()
@@ -201,10 +207,15 @@ class BioLinker(Pipe):
             return 0
         dictionary, _ = self.dictionary.with_names(pairs, source="<add_names>")
         names = [self.normalizer.name(name) for name in dictionary.names]
-        self.index.build(self.encode(names, progress=True))
+        self.index.build(self._index_vectors(dictionary, self.encode(names, progress=True)))
         self.dictionary = dictionary
         self._cache.clear()
         return len(pairs)
+
+    def _index_vectors(self, dictionary: ConceptDictionary, name_vectors):
+        if self.cfg["index_level"] == "concept":
+            return concept_vectors(dictionary, name_vectors)
+        return name_vectors
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
         """Encode texts in batches (sparse rows or a dense float32 array)."""
@@ -339,7 +350,11 @@ class BioLinker(Pipe):
                 found[text] = cached
         if todo:
             vectors = self.encode(todo)
-            for text, candidates in zip(todo, search_concepts(self.dictionary, self.index, vectors, k)):
+            if self.cfg["index_level"] == "concept":
+                searched = search_concept_index(self.index, vectors, k)
+            else:
+                searched = search_concepts(self.dictionary, self.index, vectors, k)
+            for text, candidates in zip(todo, searched):
                 found[text] = candidates
                 if cache_size:
                     cache[(text, k)] = candidates
@@ -477,10 +492,12 @@ class BioLinker(Pipe):
         return self
 
     def _adopt(self, dictionary: ConceptDictionary, *, where) -> None:
-        if self.index.n_vectors != dictionary.n_names:
+        level = self.cfg["index_level"]
+        expected = dictionary.n_concepts if level == "concept" else dictionary.n_names
+        if self.index.n_vectors != expected:
             raise BioLinkError(Errors.E104.format(
-                path=where, reason=f"the index holds {self.index.n_vectors} names but the "
-                                   f"dictionary {dictionary.n_names}"))
+                path=where, reason=f"the index holds {self.index.n_vectors} vectors but the "
+                                   f"dictionary {expected} {level}s"))
         self.dictionary = dictionary
         self._cache.clear()
 
@@ -505,5 +522,8 @@ def _check_config(**values) -> None:
     if not isinstance(values["cache_size"], int) or values["cache_size"] < 0:
         raise BioLinkError(Errors.E102.format(key="cache_size", what="an integer >= 0",
                                               value=values["cache_size"]))
+    if values["index_level"] not in ("name", "concept"):
+        raise BioLinkError(Errors.E102.format(key="index_level", what='"name" or "concept"',
+                                              value=values["index_level"]))
     if not isinstance(values["nil_id"], str):
         raise BioLinkError(Errors.E102.format(key="nil_id", what="a string", value=values["nil_id"]))

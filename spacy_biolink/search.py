@@ -8,6 +8,7 @@ outside them can score higher (all its names rank below the m-th).
 from typing import List, Optional, Tuple
 
 import numpy
+from scipy import sparse
 
 from .dictionary import ConceptDictionary
 from .index import NameIndex
@@ -90,3 +91,31 @@ def search_concepts(dictionary: ConceptDictionary, index: NameIndex, queries, k:
         pending = numpy.asarray(unfinished, dtype=numpy.int64)
         depth = min(depth * 4, n_names, max_depth)
     return results
+
+
+def concept_vectors(dictionary: ConceptDictionary, name_vectors):
+    """One L2-normalised row per concept: the mean of its names' rows (sparse or dense).
+
+    Triplet-Search's "C" strategy: a concept is found through the centre of its names
+    rather than through its nearest name.
+    """
+    counts = numpy.diff(dictionary.name_concepts_indptr)
+    owners = numpy.repeat(numpy.arange(dictionary.n_names), counts)
+    concepts = dictionary.name_concepts
+    per_concept = numpy.bincount(concepts, minlength=dictionary.n_concepts).astype(numpy.float32)
+    weights = 1.0 / per_concept[concepts]
+    mean = sparse.csr_matrix((weights, (concepts, owners)),
+                             shape=(dictionary.n_concepts, dictionary.n_names)) @ name_vectors
+    if sparse.issparse(mean):
+        norms = numpy.sqrt(numpy.asarray(mean.multiply(mean).sum(axis=1)).ravel())
+        return sparse.csr_matrix(sparse.diags(1.0 / numpy.maximum(norms, 1e-12)) @ mean,
+                                 dtype=numpy.float32)
+    mean = numpy.asarray(mean, dtype=numpy.float32)
+    return mean / numpy.maximum(numpy.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
+
+
+def search_concept_index(index: NameIndex, queries, k: int) -> List[Candidates]:
+    """The k best concepts of an index built over concept_vectors (row id = concept)."""
+    scores, ids = index.search(queries, k)
+    return [[(int(c), float(score)) for c, score in zip(id_row, score_row) if c >= 0]
+            for id_row, score_row in zip(ids.tolist(), scores.tolist())]

@@ -41,3 +41,33 @@ def test_search_deepens_until_k_distinct_concepts():
     results = search_concepts(d, index, query.tocsr(), k=2, names_per_concept=1)
     assert [c for c, _ in results[0]] == [0, 1]
     assert results[0][1][1] == numpy.float32(0.1)
+
+
+def test_concept_level_index_searches_concept_means(tiny_dictionary):
+    """Triplet-Search's C strategy: one vector per concept, the mean of its names'."""
+    import numpy
+    from scipy import sparse
+
+    from spacy_biolink.search import concept_vectors
+
+    from .conftest import doc_with_ents, make_linker_nlp
+
+    d = tiny_dictionary
+    names = numpy.eye(d.n_names, dtype="f")  # each name its own direction
+    means = concept_vectors(d, names)
+    assert means.shape == (d.n_concepts, d.n_names)
+    assert numpy.allclose(numpy.linalg.norm(means, axis=1), 1.0)
+    c = d.concept_index("D003924")
+    own = [d.names.index(n) for n in d.names_of(c)]
+    assert numpy.allclose(means[c, own], 1 / numpy.sqrt(len(own)))
+    assert sparse.issparse(concept_vectors(d, sparse.csr_matrix(names)))
+
+    nlp = make_linker_nlp(d, index_level="concept")
+    linker = nlp.get_pipe("bio_linker")
+    assert linker.index.n_vectors == d.n_concepts
+    ent = nlp(doc_with_ents(nlp, "Type 2 diabetes mellitus.", ["Type 2 diabetes mellitus"])).ents[0]
+    assert ent.kb_id_ == "D003924"
+    assert len({cid for cid, _ in ent._.kb_ents}) == len(ent._.kb_ents)  # one row per concept
+    loaded = nlp.from_bytes(nlp.to_bytes())
+    assert loaded.get_pipe("bio_linker").cfg["index_level"] == "concept"
+    assert loaded(doc_with_ents(loaded, "NIDDM.", ["NIDDM"])).ents[0].kb_id_ == "D003924"
