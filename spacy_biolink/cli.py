@@ -29,6 +29,15 @@ def _fail_cleanly(func):
     return wrapper
 
 
+def _corpus_filters(types: Optional[str], pmids: Optional[Path]):
+    """--types "A,B" and --pmids FILE (one PMID a line) as sets; None where not given."""
+    type_set = {t.strip() for t in types.split(",") if t.strip()} if types else None
+    pmid_set = None
+    if pmids is not None:
+        pmid_set = {line.strip() for line in pmids.read_text(encoding="utf8").splitlines() if line.strip()}
+    return type_set, pmid_set
+
+
 @app.command("init-linker")
 @_fail_cleanly
 def init_linker_cli(
@@ -86,10 +95,7 @@ def evaluate_cli(
     from .pipeline import load_linker_pipeline
 
     nlp = load_linker_pipeline(model_dir)
-    type_set = {t.strip() for t in types.split(",") if t.strip()} if types else None
-    pmid_set = None
-    if pmids is not None:
-        pmid_set = {line.strip() for line in pmids.read_text(encoding="utf8").splitlines() if line.strip()}
+    type_set, pmid_set = _corpus_filters(types, pmids)
     k_values = sorted({int(k) for k in ks.split(",") if k.strip()} | {1, 5})
     result = evaluate_gold_mentions(nlp, corpus, types=type_set, pmids=pmid_set, ks=k_values,
                                     progress=True)
@@ -166,10 +172,7 @@ def convert_cli(
     """Convert a PubTator corpus to a spaCy DocBin for `spacy train` and end-to-end evaluation."""
     from .corpora import convert_pubtator
 
-    type_set = {t.strip() for t in types.split(",") if t.strip()} if types else None
-    pmid_set = None
-    if pmids is not None:
-        pmid_set = {line.strip() for line in pmids.read_text(encoding="utf8").splitlines() if line.strip()}
+    type_set, pmid_set = _corpus_filters(types, pmids)
     stats = convert_pubtator(input_path, output_path, types=type_set, pmids=pmid_set)
     msg.good(f"Wrote {output_path}")
     msg.table([("docs", stats.docs), ("mentions", stats.mentions),
