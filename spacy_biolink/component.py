@@ -23,21 +23,24 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 from tqdm import tqdm
 
-from .dictionary import ConceptDictionary
+from .dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
 from .errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
-from .index import NameIndex
+from .index import NameIndex, exact_index, exact_index_from_state
 from .search import Candidates, concept_vectors, search_concept_index, search_concepts
 from .text.abbreviations import AbbreviationResolver, expand
 from .text.composites import split_composite
 from .text.normalize import MentionNormalizer, read_spelling_map
-from .util import PathLike
+from .util import PathLike, read_arrays
 
 logger = logging.getLogger(__name__)
 
 # Per mention: (text, ranked candidates) for each concept it names; one pair unless a
 # composite mention ("breast and ovarian cancer") was split.
 MentionLinks = List[Tuple[str, Candidates]]
+
+# index_sources: which names the main index holds (Triplet-Search's O, D and OD).
+INDEX_SOURCES = {"O": SOURCE_ONTOLOGY, "D": SOURCE_DATA, "OD": SOURCE_ONTOLOGY | SOURCE_DATA}
 
 DEFAULT_ENCODER_CONFIG = """
 [model]
@@ -69,6 +72,8 @@ min_df = 1
         "labels": [],
         "cache_size": 100000,
         "index_level": "name",
+        "index_sources": "OD",
+        "sieve_threshold": None,
         "scorer": {"@scorers": "spacy-biolink.linking_scorer.v1"},
     },
     default_score_weights={"bio_linker_acc": 1.0, "bio_linker_micro_p": None,
@@ -78,13 +83,15 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
                     normalizer: MentionNormalizer, resolve_abbreviations: bool,
                     split_composites: bool, k: int, threshold: float, nil_id: str,
                     max_entities_per_mention: int, spans_key: Optional[str], labels: List[str],
-                    cache_size: int, index_level: str, scorer: Optional[Callable]) -> "BioLinker":
+                    cache_size: int, index_level: str, index_sources: str,
+                    sieve_threshold: Optional[float], scorer: Optional[Callable]) -> "BioLinker":
     return BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
                      resolve_abbreviations=resolve_abbreviations,
                      split_composites=split_composites, k=k, threshold=threshold,
                      nil_id=nil_id, max_entities_per_mention=max_entities_per_mention,
                      spans_key=spans_key, labels=labels, cache_size=cache_size,
-                     index_level=index_level, scorer=scorer)
+                     index_level=index_level, index_sources=index_sources,
+                     sieve_threshold=sieve_threshold, scorer=scorer)
 
 
 class Mention:
@@ -113,9 +120,11 @@ class BioLinker(Pipe):
                  nil_id: str = "NIL", max_entities_per_mention: int = 5,
                  spans_key: Optional[str] = None, labels: Sequence[str] = (),
                  cache_size: int = 100000, index_level: str = "name",
+                 index_sources: str = "OD", sieve_threshold: Optional[float] = None,
                  scorer: Optional[Callable] = None):
         _check_config(k=k, threshold=threshold, max_entities_per_mention=max_entities_per_mention,
-                      cache_size=cache_size, nil_id=nil_id, index_level=index_level)
+                      cache_size=cache_size, nil_id=nil_id, index_level=index_level,
+                      index_sources=index_sources, sieve_threshold=sieve_threshold)
         install_extensions()
         self.vocab = vocab
         self.name = name
@@ -134,9 +143,22 @@ class BioLinker(Pipe):
             # "name": one index row per name (Triplet-Search's T); "concept": one per
             # concept, the mean of its names' vectors (its C).
             "index_level": index_level,
+            # "O": the dictionary's own names; "D": corpus mentions added by augment or
+            # add_names; "OD": both (Triplet-Search's Search:O, D, OD).
+            "index_sources": index_sources,
+            # Set: a mention whose best D name scores at least this is answered from
+            # the D names alone, before the main index (Triplet-Search's sieve).
+            "sieve_threshold": sieve_threshold,
             "initialized": False,
         }
         self._cache: "OrderedDict[str, Candidates]" = OrderedDict()
+        # What the index rows mean (set with the dictionary, see _build_search):
+        # the dictionary cut down to index_sources, and for index_level "concept" with
+        # only some concepts reachable, the concept of each row.
+        self._searched: Optional[ConceptDictionary] = None
+        self._concept_rows: Optional[numpy.ndarray] = None
+        # The sieve: the D names and an exact index over their vectors.
+        self._sieve: Optional[Tuple[ConceptDictionary, NameIndex]] = None
         # Optional second stage (spacy_biolink/verify.py): set by init-linker --verifier,
         # saved as the pipe's own `verifier` part.
         self.verifier = None
@@ -182,10 +204,10 @@ class BioLinker(Pipe):
             warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids)))
         names = [self.normalizer.name(name) for name in dictionary.names]
         self.model.initialize(X=names)
-        self.index.build(self._index_vectors(dictionary, self.encode(names, progress=True)))
-        self.dictionary = dictionary
+        self._build_search(dictionary, self.encode(names, progress=True))
+        if self._sieve is None and self.cfg["sieve_threshold"] is not None:
+            warnings.warn(Warnings.W003)
         self.cfg["initialized"] = True
-        self._cache.clear()
 
     def add_names(self, pairs: Iterable[Tuple[str, str]]) -> int:
         """Add (name, concept id) pairs to the live linker: new synonyms, or corpus
@@ -207,15 +229,42 @@ class BioLinker(Pipe):
             return 0
         dictionary, _ = self.dictionary.with_names(pairs, source="<add_names>")
         names = [self.normalizer.name(name) for name in dictionary.names]
-        self.index.build(self._index_vectors(dictionary, self.encode(names, progress=True)))
-        self.dictionary = dictionary
-        self._cache.clear()
+        self._build_search(dictionary, self.encode(names, progress=True))
         return len(pairs)
 
-    def _index_vectors(self, dictionary: ConceptDictionary, name_vectors):
+    def _search_plan(self, dictionary: ConceptDictionary, where="bio_linker"
+                     ) -> Tuple[ConceptDictionary, numpy.ndarray, Optional[numpy.ndarray]]:
+        """The dictionary cut down to index_sources, its names' positions in `dictionary`,
+        and (index_level "concept", some concepts unreachable) the concept of each row."""
+        sources = self.cfg["index_sources"]
+        searched, rows = dictionary.select_names(INDEX_SOURCES[sources])
+        if searched.n_names == 0:
+            n_data = int(numpy.count_nonzero(dictionary.name_concept_sources & SOURCE_DATA))
+            raise BioLinkError(Errors.E108.format(sources=sources, where=where,
+                                                  n_names=dictionary.n_names, n_data=n_data))
+        concept_rows = None
+        if searched is not dictionary and self.cfg["index_level"] == "concept":
+            concept_rows = numpy.flatnonzero(numpy.bincount(searched.name_concepts,
+                                                            minlength=dictionary.n_concepts))
+        return searched, rows, concept_rows
+
+    def _build_search(self, dictionary: ConceptDictionary, name_vectors) -> None:
+        """Adopt `dictionary` given its names' vectors: build the index over the names
+        index_sources selects (or their concepts' mean vectors) and, with a sieve, the
+        exact index over the D names. Nothing is encoded twice."""
+        searched, rows, concept_rows = self._search_plan(dictionary)
+        vectors = name_vectors if len(rows) == dictionary.n_names else name_vectors[rows]
         if self.cfg["index_level"] == "concept":
-            return concept_vectors(dictionary, name_vectors)
-        return name_vectors
+            vectors = concept_vectors(searched, vectors)
+            if concept_rows is not None:
+                vectors = vectors[concept_rows]
+        self.index.build(vectors)
+        sieve = None
+        if self.cfg["sieve_threshold"] is not None:
+            data, data_rows = dictionary.select_names(SOURCE_DATA)
+            if data.n_names:
+                sieve = exact_index(name_vectors[data_rows])
+        self._adopt(dictionary, where="bio_linker", sieve=sieve)
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
         """Encode texts in batches (sparse rows or a dense float32 array)."""
@@ -349,11 +398,7 @@ class BioLinker(Pipe):
                 cache.move_to_end((text, k))
                 found[text] = cached
         if todo:
-            vectors = self.encode(todo)
-            if self.cfg["index_level"] == "concept":
-                searched = search_concept_index(self.index, vectors, k)
-            else:
-                searched = search_concepts(self.dictionary, self.index, vectors, k)
+            searched = self.search(self.encode(todo), k)
             for text, candidates in zip(todo, searched):
                 found[text] = candidates
                 if cache_size:
@@ -361,6 +406,34 @@ class BioLinker(Pipe):
             while len(cache) > cache_size:
                 cache.popitem(last=False)
         return found
+
+    def search(self, vectors, k: int) -> List[Candidates]:
+        """The k best concepts for each row of `vectors` (encoded query texts).
+
+        With a sieve, all rows are first searched among the D names, and those whose
+        best scores at least sieve_threshold keep that answer; the rest are searched in
+        the main index, all at once.
+        """
+        results: List[Candidates] = [[] for _ in range(vectors.shape[0])]
+        rest = numpy.arange(vectors.shape[0])
+        if self._sieve is not None and len(rest):
+            data, data_index = self._sieve
+            found = search_concepts(data, data_index, vectors, k)
+            threshold = self.cfg["sieve_threshold"]
+            accepted = numpy.array([bool(c) and c[0][1] >= threshold for c in found], dtype=bool)
+            for row in numpy.flatnonzero(accepted).tolist():
+                results[row] = found[row]
+            rest = numpy.flatnonzero(~accepted)
+            if len(rest) and len(rest) < len(found):
+                vectors = vectors[rest]
+        if len(rest):
+            if self.cfg["index_level"] == "concept":
+                main = search_concept_index(self.index, vectors, k, self._concept_rows)
+            else:
+                main = search_concepts(self._searched, self.index, vectors, k)
+            for row, candidates in zip(rest.tolist(), main):
+                results[row] = candidates
+        return results
 
     def kb_ents(self, candidates: Candidates) -> List[Tuple[str, float]]:
         """Candidates at or above the threshold, as (concept id, score), best first."""
@@ -427,6 +500,8 @@ class BioLinker(Pipe):
         if self.is_initialized:
             serializers["dictionary"] = lambda p: self.dictionary.to_disk(p)
             serializers["index"] = lambda p: self.index.to_disk(p)
+        if self._sieve is not None:
+            serializers["sieve"] = lambda p: self._sieve[1].to_disk(p)
         if self.verifier is not None:
             serializers["verifier"] = lambda p: self.verifier.to_disk(p)
         util.to_disk(path, serializers, exclude)
@@ -450,11 +525,14 @@ class BioLinker(Pipe):
             raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
         if cfg.get("initialized"):
             dictionary = ConceptDictionary.from_disk(path / "dictionary")
+            sieve = None
             try:
                 self.index.from_disk(path / "index")
+                if (path / "sieve").is_dir() and "sieve" not in exclude:
+                    sieve = exact_index_from_state(*read_arrays(path / "sieve"))
             except (ValueError, KeyError, OSError, RuntimeError) as err:
                 raise BioLinkError(Errors.E104.format(path=path, reason=f"index: {err}")) from None
-            self._adopt(dictionary, where=path)
+            self._adopt(dictionary, where=path, sieve=sieve)
         if (path / "verifier").is_dir() and "verifier" not in exclude:
             from .verify import CandidateVerifier
 
@@ -468,6 +546,8 @@ class BioLinker(Pipe):
         if self.is_initialized:
             serializers["dictionary"] = lambda: self.dictionary.to_bytes()
             serializers["index"] = lambda: self.index.to_bytes()
+        if self._sieve is not None:
+            serializers["sieve"] = lambda: self._sieve[1].to_bytes()
         if self.verifier is not None:
             serializers["verifier"] = lambda: self.verifier.to_bytes()
         return util.to_bytes(serializers, exclude)
@@ -484,21 +564,49 @@ class BioLinker(Pipe):
             if "dictionary" not in msg or "index" not in msg:
                 raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
             self.index.from_bytes(msg["index"])
-            self._adopt(ConceptDictionary.from_bytes(msg["dictionary"]), where="<bytes>")
+            sieve = None
+            if "sieve" in msg and "sieve" not in exclude:
+                state = srsly.msgpack_loads(msg["sieve"])
+                sieve = exact_index_from_state(state["meta"], state["arrays"])
+            self._adopt(ConceptDictionary.from_bytes(msg["dictionary"]), where="<bytes>",
+                        sieve=sieve)
         if "verifier" in msg:
             from .verify import CandidateVerifier
 
             self.verifier = CandidateVerifier.from_bytes(msg["verifier"])
         return self
 
-    def _adopt(self, dictionary: ConceptDictionary, *, where) -> None:
+    def _adopt(self, dictionary: ConceptDictionary, *, where,
+               sieve: Optional[NameIndex] = None) -> None:
+        """Take `dictionary` with the index as it stands, checking that they agree.
+
+        sieve: the exact index over the D names; with a sieve_threshold and none given
+        (a pipeline saved without one), it is rebuilt by encoding the D names.
+        """
         level = self.cfg["index_level"]
-        expected = dictionary.n_concepts if level == "concept" else dictionary.n_names
+        searched, _, concept_rows = self._search_plan(dictionary, where=where)
+        if concept_rows is not None:
+            expected = len(concept_rows)
+        else:
+            expected = dictionary.n_concepts if level == "concept" else searched.n_names
         if self.index.n_vectors != expected:
             raise BioLinkError(Errors.E104.format(
-                path=where, reason=f"the index holds {self.index.n_vectors} vectors but the "
-                                   f"dictionary {expected} {level}s"))
+                path=where, reason=f"the index holds {self.index.n_vectors} vectors but "
+                                   f"index_sources {self.cfg['index_sources']!r} of the "
+                                   f"dictionary gives {expected} {level}s"))
+        self._sieve = None
+        if self.cfg["sieve_threshold"] is not None:
+            data, _ = dictionary.select_names(SOURCE_DATA)
+            if sieve is None and data.n_names:
+                sieve = exact_index(self.encode([self.normalizer.name(n) for n in data.names]))
+            if sieve is not None and sieve.n_vectors != data.n_names:
+                raise BioLinkError(Errors.E104.format(
+                    path=where, reason=f"the sieve index holds {sieve.n_vectors} vectors but "
+                                       f"the dictionary {data.n_names} D names"))
+            if data.n_names:
+                self._sieve = (data, sieve)
         self.dictionary = dictionary
+        self._searched, self._concept_rows = searched, concept_rows
         self._cache.clear()
 
 
@@ -522,6 +630,18 @@ def _check_config(**values) -> None:
     if not isinstance(values["cache_size"], int) or values["cache_size"] < 0:
         raise BioLinkError(Errors.E102.format(key="cache_size", what="an integer >= 0",
                                               value=values["cache_size"]))
+    if values["index_sources"] not in INDEX_SOURCES:
+        raise BioLinkError(Errors.E102.format(
+            key="index_sources", value=values["index_sources"],
+            what='"O" (the dictionary\'s names), "D" (corpus mentions added by augment or '
+                 'add_names) or "OD" (both)'))
+    sieve = values["sieve_threshold"]
+    if sieve is not None and (isinstance(sieve, bool) or not isinstance(sieve, (int, float))
+                              or not -1.0 <= sieve <= 1.0):
+        raise BioLinkError(Errors.E102.format(
+            key="sieve_threshold", value=sieve,
+            what="null (no sieve) or a cosine in [-1, 1] that a mention's best D name must "
+                 "reach to be answered from the D names (Triplet-Search uses 0.95)"))
     if values["index_level"] not in ("name", "concept"):
         raise BioLinkError(Errors.E102.format(key="index_level", what='"name" or "concept"',
                                               value=values["index_level"]))

@@ -19,6 +19,11 @@ from .util import read_arrays, write_arrays
 
 ID_SEPARATOR = "|"
 
+# Where a (name, concept) pair came from, as bits of name_concept_sources: the
+# dictionary file (Triplet-Search's O), or corpus mentions and add_names (its D).
+SOURCE_ONTOLOGY = 1
+SOURCE_DATA = 2
+
 
 class StringTable(Sequence):
     """An immutable list of strings stored as one UTF-8 blob and int64 offsets."""
@@ -78,7 +83,8 @@ class ConceptDictionary:
                  name_concepts_indptr: numpy.ndarray, name_concepts: numpy.ndarray,
                  types: Optional[StringTable] = None,
                  definitions: Optional[StringTable] = None,
-                 name_concept_counts: Optional[numpy.ndarray] = None):
+                 name_concept_counts: Optional[numpy.ndarray] = None,
+                 name_concept_sources: Optional[numpy.ndarray] = None):
         self.concept_ids = concept_ids  # "primary|alt|alt" per concept
         self.names = names
         self.name_concepts_indptr = name_concepts_indptr
@@ -90,6 +96,11 @@ class ConceptDictionary:
         # three concepts of which the training data always means one.
         self.name_concept_counts = (name_concept_counts if name_concept_counts is not None
                                     else numpy.zeros(len(name_concepts), numpy.int32))
+        # Also beside name_concepts: SOURCE_ONTOLOGY and/or SOURCE_DATA bits per pair. A
+        # pair that is both is in both sets; without the array every pair is ontology.
+        self.name_concept_sources = (
+            name_concept_sources if name_concept_sources is not None
+            else numpy.full(len(name_concepts), SOURCE_ONTOLOGY, numpy.uint8))
         self._id_lookup: Optional[Dict[str, int]] = None
         self._primary_ids: Optional[List[str]] = None
         self._names_by_concept: Optional[Dict[int, List[int]]] = None
@@ -152,7 +163,9 @@ class ConceptDictionary:
         """Return a dictionary with (name, concept_id) pairs added, and the pairs whose id
         is unknown (they are not added: a name without a concept cannot be linked).
 
-        Each pair counts as one annotation in name_concept_counts.
+        Each pair counts as one annotation in name_concept_counts, and is marked
+        SOURCE_DATA in name_concept_sources (beside SOURCE_ONTOLOGY when the dictionary
+        already gave that name that concept).
         """
         concepts = list(self.iter_concepts())
         # Keyed by name text: name indices change when names are added.
@@ -161,30 +174,67 @@ class ConceptDictionary:
         owners = numpy.searchsorted(self.name_concepts_indptr, counted, side="right") - 1
         for pos, n in zip(counted.tolist(), owners.tolist()):
             counts[(self.names[n], int(self.name_concepts[pos]))] += int(self.name_concept_counts[pos])
+        # Only pairs that are not plain ontology pairs are listed; the rest keep that.
+        sources: Dict[Tuple[str, int], int] = {}
+        marked = numpy.flatnonzero(self.name_concept_sources != SOURCE_ONTOLOGY)
+        owners = numpy.searchsorted(self.name_concepts_indptr, marked, side="right") - 1
+        for pos, n in zip(marked.tolist(), owners.tolist()):
+            sources[(self.names[n], int(self.name_concepts[pos]))] = int(self.name_concept_sources[pos])
         unknown = []
         for name, concept_id in extra:
             c = self.concept_index(concept_id)
             if c is None:
                 unknown.append((name, concept_id))
             else:
+                key = (name.strip(), c)
+                if key not in sources:
+                    # New to this dictionary, or (so far) a plain ontology pair of it.
+                    sources[key] = SOURCE_ONTOLOGY if key[0] in concepts[c].names else 0
+                sources[key] |= SOURCE_DATA
                 concepts[c].names = concepts[c].names + (name,)
-                counts[(name.strip(), c)] += 1
+                counts[key] += 1
         augmented = ConceptDictionary.from_concepts(concepts, source=source)
-        augmented.name_concept_counts = augmented._counts_array(counts)
+        augmented.name_concept_counts = augmented._pair_array(counts, numpy.int32, 0)
+        augmented.name_concept_sources = augmented._pair_array(sources, numpy.uint8,
+                                                               SOURCE_ONTOLOGY)
         return augmented, unknown
 
-    def _counts_array(self, counts: Dict[Tuple[str, int], int]) -> numpy.ndarray:
-        """name_concept_counts for (name text, concept index) -> count."""
-        out = numpy.zeros(len(self.name_concepts), dtype=numpy.int32)
+    def _pair_array(self, values: Dict[Tuple[str, int], int], dtype, default) -> numpy.ndarray:
+        """An array beside name_concepts from (name text, concept index) -> value."""
+        out = numpy.full(len(self.name_concepts), default, dtype=dtype)
         by_name: Dict[str, List[Tuple[int, int]]] = defaultdict(list)
-        for (name, c), count in counts.items():
-            by_name[name].append((c, count))
+        for (name, c), value in values.items():
+            by_name[name].append((c, value))
         for n, name in enumerate(self.names):
-            for c, count in by_name.get(name, ()):
+            for c, value in by_name.get(name, ()):
                 start = self.name_concepts_indptr[n]
                 owners = self.name_concepts[start:self.name_concepts_indptr[n + 1]]
-                out[start + int(numpy.flatnonzero(owners == c)[0])] = count
+                out[start + int(numpy.flatnonzero(owners == c)[0])] = value
         return out
+
+    def select_names(self, sources: int) -> Tuple["ConceptDictionary", numpy.ndarray]:
+        """This dictionary cut down to the (name, concept) pairs whose source bits meet
+        `sources` (SOURCE_ONTOLOGY, SOURCE_DATA or both), and the positions of its names
+        among this one's (so rows of this dictionary's name vectors can be reused).
+
+        Concept indices stay the same, so the result answers in this dictionary's
+        concepts. Corpus annotation counts are kept only when SOURCE_DATA is selected:
+        without it nothing of the corpus shows. Returns self when every pair is kept.
+        """
+        kept = (self.name_concept_sources & sources) != 0
+        if kept.all() and (sources & SOURCE_DATA or not self.name_concept_counts.any()):
+            return self, numpy.arange(self.n_names)
+        owners = numpy.repeat(numpy.arange(self.n_names), numpy.diff(self.name_concepts_indptr))
+        per_name = numpy.bincount(owners[kept], minlength=self.n_names)
+        rows = numpy.flatnonzero(per_name)
+        indptr = numpy.zeros(len(rows) + 1, dtype=numpy.int64)
+        numpy.cumsum(per_name[rows], out=indptr[1:])
+        counts = (self.name_concept_counts[kept] if sources & SOURCE_DATA
+                  else numpy.zeros(int(kept.sum()), numpy.int32))
+        return ConceptDictionary(
+            self.concept_ids, StringTable.from_strings(self.names[int(n)] for n in rows),
+            indptr, self.name_concepts[kept], self.types, self.definitions, counts,
+            self.name_concept_sources[kept]), rows
 
     # Access -----------------------------------------------------------------
 
@@ -249,7 +299,8 @@ class ConceptDictionary:
     def to_state(self) -> Tuple[dict, Dict[str, numpy.ndarray]]:
         arrays = {"name_concepts.indptr": self.name_concepts_indptr,
                   "name_concepts": self.name_concepts,
-                  "name_concept_counts": self.name_concept_counts}
+                  "name_concept_counts": self.name_concept_counts,
+                  "name_concept_sources": self.name_concept_sources}
         for stem in self._TABLES:
             table = getattr(self, stem)
             if table is not None:
@@ -266,13 +317,16 @@ class ConceptDictionary:
             dictionary = cls(tables["concept_ids"], tables["names"],
                              arrays["name_concepts.indptr"], arrays["name_concepts"],
                              tables["types"], tables["definitions"],
-                             arrays["name_concept_counts"])
+                             arrays["name_concept_counts"],
+                             # Saved before sources were kept: all ontology.
+                             arrays.get("name_concept_sources"))
             problems = [stem for stem, t in tables.items()
                         if t is not None and (len(t.offsets) == 0 or t.offsets[-1] != len(t.blob))]
             if (dictionary.n_concepts != meta["n_concepts"] or dictionary.n_names != meta["n_names"]
                     or len(dictionary.name_concepts_indptr) != dictionary.n_names + 1
                     or dictionary.name_concepts_indptr[-1] != len(dictionary.name_concepts)
-                    or len(dictionary.name_concept_counts) != len(dictionary.name_concepts)):
+                    or len(dictionary.name_concept_counts) != len(dictionary.name_concepts)
+                    or len(dictionary.name_concept_sources) != len(dictionary.name_concepts)):
                 problems.append("name/concept tables")
         except (KeyError, TypeError, AttributeError) as err:
             raise BioLinkError(Errors.E104.format(path=where, reason=f"dictionary lacks {err}")) from None

@@ -45,6 +45,11 @@ class Errors(metaclass=ErrorsWithCodes):
     E107 = ("bio_linker.add_names: {n} pair(s) name a concept id the dictionary does not "
             "have (e.g. {name!r} -> {concept_id!r}); nothing was added. Add the concept to "
             "the dictionary and initialize again, or fix the id.")
+    E108 = ("{where}: index_sources = {sources!r} selects none of the dictionary's "
+            "{n_names} names ({n_data} of them are corpus mentions, \"D\"). \"D\" indexes "
+            "only names added by augmentation (init-linker --augment TRAIN.PubTator, or "
+            "augment = [...] in [initialize.components.bio_linker]) or by add_names: add "
+            "some, or set index_sources = \"O\" or \"OD\".")
 
     # Encoders and indexes
     E201 = ("The {name} encoder has not been fitted: initialize the pipeline (or call "
@@ -206,6 +211,11 @@ class Warnings(metaclass=ErrorsWithCodes):
             "dictionary order; merge or drop the duplicates if that is not wanted.")
     W002 = ("{n} mention(s) in {path} do not match the text at their offsets (first: "
             "{example}). They are kept with their offsets as given.")
+    W003 = ("bio_linker: sieve_threshold is set but the dictionary has no corpus-mention "
+            "(\"D\") names, so the sieve answers nothing and every mention goes to the "
+            "main index. Augment the dictionary (init-linker --augment TRAIN.PubTator, or "
+            "augment = [...] in [initialize.components.bio_linker]) or add names with "
+            "add_names; or set sieve_threshold = null.")
     W750 = ("The pipeline at {path} has no component that finds entities (pipes: {pipes}) "
             "and {n} of {total} input document(s) came with none, so they have no entities "
             "to link: bio_linker only links spans already in doc.ents. Use a pipeline with "

@@ -114,8 +114,12 @@ def concept_vectors(dictionary: ConceptDictionary, name_vectors):
     return mean / numpy.maximum(numpy.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
 
 
-def search_concept_index(index: NameIndex, queries, k: int) -> List[Candidates]:
-    """The k best concepts of an index built over concept_vectors (row id = concept)."""
+def search_concept_index(index: NameIndex, queries, k: int,
+                         row_concepts: Optional[numpy.ndarray] = None) -> List[Candidates]:
+    """The k best concepts of an index built over concept_vectors: row id = concept, or
+    row i = concept row_concepts[i] when only some concepts were indexed."""
     scores, ids = index.search(queries, k)
+    if row_concepts is not None:
+        ids = numpy.where(ids >= 0, row_concepts[numpy.maximum(ids, 0)], -1)
     return [[(int(c), float(score)) for c, score in zip(id_row, score_row) if c >= 0]
             for id_row, score_row in zip(ids.tolist(), scores.tolist())]
