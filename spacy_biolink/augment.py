@@ -38,13 +38,18 @@ class AugmentStats:
 
 
 def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
-                       make_doc: Callable[[str], Doc]) -> Tuple[ConceptDictionary, AugmentStats]:
+                       make_doc: Callable[[str], Doc], *, short_forms: bool = True
+                       ) -> Tuple[ConceptDictionary, AugmentStats]:
     """`dictionary` with the gold mentions of PubTator `corpora` added as names.
 
     linker: the BioLinker whose preprocessing (abbreviations, composite splitting) the
         mentions go through.
+    short_forms: also add a mention's own text when abbreviation resolution changed it.
+        A short form used in a later document without its definition ("HTN", "MI") then
+        still has a name to match; one defined there is resolved before it is searched.
     """
-    pairs, stats = gold_name_pairs(dictionary, corpora, linker, make_doc)
+    pairs, stats = gold_name_pairs(dictionary, corpora, linker, make_doc,
+                                   short_forms=short_forms)
     augmented, unknown = dictionary.with_names(pairs, source="<augmented dictionary>")
     stats.unknown_id = len(unknown)
     stats.added = len(pairs) - len(unknown)
@@ -52,9 +57,12 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
 
 
 def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
-                    make_doc: Callable[[str], Doc]) -> Tuple[List[Tuple[str, str]], AugmentStats]:
+                    make_doc: Callable[[str], Doc], *, short_forms: bool = False
+                    ) -> Tuple[List[Tuple[str, str]], AugmentStats]:
     """(mention text as the linker would query it, gold id) for every gold mention of
     `corpora` that names one concept; composites contribute one pair per part.
+    short_forms: also (the mention's own text, id) where abbreviation resolution changed
+    the text of a mention with one id.
 
     This is both the augmentation and the training data of the trainable encoders.
     """
@@ -73,6 +81,10 @@ def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], 
                     stats.no_id += 1
                     continue
                 names = [text]
+                if short_forms and len(id_parts) == 1 and len(id_parts[0]) == 1:
+                    raw = " ".join(gold.text.split())
+                    if raw != text:
+                        pairs.append((raw, id_parts[0][0]))
                 if len(id_parts) > 1:
                     names = split_composite(text) if linker.cfg["split_composites"] else []
                     order = align_parts(names, id_parts, dictionary, linker.normalizer.name)

@@ -2,7 +2,7 @@
 import json
 import logging
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import typer
 from wasabi import msg
@@ -89,6 +89,7 @@ def evaluate_cli(
     pmids: Optional[Path] = typer.Option(None, "--pmids", help="File of PMIDs to keep, one a line"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
     ks: str = typer.Option("1,2,3,5,10", "--ks", help="Comma-separated k of acc@k (1 and 5 are printed)"),
+    errors: Optional[Path] = typer.Option(None, "--errors", help="Write the mentions wrong at acc@1 here (JSONL)"),
 ):
     """Gold-mention acc@1 / acc@5 of a saved pipeline on a PubTator corpus."""
     from .evaluation import evaluate_gold_mentions, format_table
@@ -97,10 +98,15 @@ def evaluate_cli(
     nlp = load_linker_pipeline(model_dir)
     type_set, pmid_set = _corpus_filters(types, pmids)
     k_values = sorted({int(k) for k in ks.split(",") if k.strip()} | {1, 5})
+    wrong: Optional[List[Dict]] = [] if errors is not None else None
     result = evaluate_gold_mentions(nlp, corpus, types=type_set, pmids=pmid_set, ks=k_values,
-                                    progress=True)
+                                    progress=True, errors=wrong)
     result["model"] = str(model_dir)
     print(format_table(result))
+    if errors is not None:
+        with atomic_file(errors) as fileh:
+            fileh.writelines(json.dumps(record) + "\n" for record in wrong)
+        msg.good(f"Wrote {len(wrong)} mentions wrong at acc@1 to {errors}")
     if output is not None:
         with atomic_file(output) as fileh:
             json.dump(result, fileh, indent=2)

@@ -61,7 +61,8 @@ min_df = 1
         "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
         "index": {"@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 256},
         "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
-                       "remove_punctuation": True},
+                       "remove_punctuation": True, "spelling_variants": True,
+                       "strip_plurals": True},
         "resolve_abbreviations": True,
         "split_composites": True,
         "k": 10,
@@ -74,6 +75,9 @@ min_df = 1
         "index_level": "name",
         "index_sources": "OD",
         "sieve_threshold": None,
+        # 0 here so that a pipeline saved before the option existed ranks as it did;
+        # init-linker's default config sets the value chosen on dev (README).
+        "prior_weight": 0.0,
         "scorer": {"@scorers": "spacy-biolink.linking_scorer.v1"},
     },
     default_score_weights={"bio_linker_acc": 1.0, "bio_linker_micro_p": None,
@@ -84,14 +88,15 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
                     split_composites: bool, k: int, threshold: float, nil_id: str,
                     max_entities_per_mention: int, spans_key: Optional[str], labels: List[str],
                     cache_size: int, index_level: str, index_sources: str,
-                    sieve_threshold: Optional[float], scorer: Optional[Callable]) -> "BioLinker":
+                    sieve_threshold: Optional[float], prior_weight: float,
+                    scorer: Optional[Callable]) -> "BioLinker":
     return BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
                      resolve_abbreviations=resolve_abbreviations,
                      split_composites=split_composites, k=k, threshold=threshold,
                      nil_id=nil_id, max_entities_per_mention=max_entities_per_mention,
                      spans_key=spans_key, labels=labels, cache_size=cache_size,
                      index_level=index_level, index_sources=index_sources,
-                     sieve_threshold=sieve_threshold, scorer=scorer)
+                     sieve_threshold=sieve_threshold, prior_weight=prior_weight, scorer=scorer)
 
 
 class Mention:
@@ -121,10 +126,11 @@ class BioLinker(Pipe):
                  spans_key: Optional[str] = None, labels: Sequence[str] = (),
                  cache_size: int = 100000, index_level: str = "name",
                  index_sources: str = "OD", sieve_threshold: Optional[float] = None,
-                 scorer: Optional[Callable] = None):
+                 prior_weight: float = 0.0, scorer: Optional[Callable] = None):
         _check_config(k=k, threshold=threshold, max_entities_per_mention=max_entities_per_mention,
                       cache_size=cache_size, nil_id=nil_id, index_level=index_level,
-                      index_sources=index_sources, sieve_threshold=sieve_threshold)
+                      index_sources=index_sources, sieve_threshold=sieve_threshold,
+                      prior_weight=prior_weight)
         install_extensions()
         self.vocab = vocab
         self.name = name
@@ -149,6 +155,9 @@ class BioLinker(Pipe):
             # Set: a mention whose best D name scores at least this is answered from
             # the D names alone, before the main index (Triplet-Search's sieve).
             "sieve_threshold": sieve_threshold,
+            # A concept's k-best score gains prior_weight * ln(1 + n), n = how often the
+            # augmenting corpora annotated it: near ties go to what annotators meant most.
+            "prior_weight": prior_weight,
             "initialized": False,
         }
         self._cache: "OrderedDict[str, Candidates]" = OrderedDict()
@@ -159,6 +168,8 @@ class BioLinker(Pipe):
         self._concept_rows: Optional[numpy.ndarray] = None
         # The sieve: the D names and an exact index over their vectors.
         self._sieve: Optional[Tuple[ConceptDictionary, NameIndex]] = None
+        # prior_weight * ln(1 + annotations) per concept; None when it adds nothing.
+        self._concept_prior: Optional[numpy.ndarray] = None
         # Optional second stage (spacy_biolink/verify.py): set by init-linker --verifier,
         # saved as the pipe's own `verifier` part.
         self.verifier = None
@@ -173,7 +184,7 @@ class BioLinker(Pipe):
                    nlp: Optional[Language] = None,
                    dictionary: Union[ConceptDictionary, Callable[[], ConceptDictionary], None] = None,
                    spelling_map: Optional[PathLike] = None,
-                   augment: Sequence[PathLike] = ()) -> None:
+                   augment: Sequence[PathLike] = (), augment_short_forms: bool = True) -> None:
         """Fit the encoder's statistics on the dictionary names and build the index.
 
         dictionary: a ConceptDictionary, or a callable returning one (the registered
@@ -181,6 +192,9 @@ class BioLinker(Pipe):
         spelling_map: a `wrong||right` file of mention typos; saved with the pipeline.
         augment: PubTator corpora whose gold mentions are added to the dictionary as
             names of their concepts (training mentions, as BioSyn and Triplet-Search do).
+        augment_short_forms: with augment, a mention whose abbreviation was resolved
+            ("HTN" defined as "hypertension") also adds its own text, for later
+            documents that use the short form without defining it.
         """
         if dictionary is None:
             dictionary = self.dictionary
@@ -196,7 +210,8 @@ class BioLinker(Pipe):
             from .augment import augment_dictionary
 
             make_doc = nlp.make_doc if nlp is not None else util.get_lang_class("en")().make_doc
-            dictionary, stats = augment_dictionary(dictionary, augment, self, make_doc)
+            dictionary, stats = augment_dictionary(dictionary, augment, self, make_doc,
+                                                   short_forms=augment_short_forms)
             logger.info("bio_linker: %s", stats.summary())
         shared = dictionary.shared_names()
         if shared:
@@ -399,6 +414,8 @@ class BioLinker(Pipe):
                 found[text] = cached
         if todo:
             searched = self.search(self.encode(todo), k)
+            if self._concept_prior is not None:
+                searched = [self._with_prior(candidates) for candidates in searched]
             for text, candidates in zip(todo, searched):
                 found[text] = candidates
                 if cache_size:
@@ -434,6 +451,13 @@ class BioLinker(Pipe):
             for row, candidates in zip(rest.tolist(), main):
                 results[row] = candidates
         return results
+
+    def _with_prior(self, candidates: Candidates) -> Candidates:
+        """The k candidates re-ranked with the annotation prior (a stable sort: equal
+        scores keep the search's order)."""
+        prior = self._concept_prior
+        return sorted(((c, score + float(prior[c])) for c, score in candidates),
+                      key=lambda candidate: -candidate[1])
 
     def kb_ents(self, candidates: Candidates) -> List[Tuple[str, float]]:
         """Candidates at or above the threshold, as (concept id, score), best first."""
@@ -607,6 +631,13 @@ class BioLinker(Pipe):
                 self._sieve = (data, sieve)
         self.dictionary = dictionary
         self._searched, self._concept_rows = searched, concept_rows
+        self._concept_prior = None
+        if self.cfg["prior_weight"]:
+            # From the searched names only: with index_sources "O" no corpus count is used.
+            counts = numpy.bincount(searched.name_concepts, weights=searched.name_concept_counts,
+                                    minlength=dictionary.n_concepts)
+            if counts.any():
+                self._concept_prior = self.cfg["prior_weight"] * numpy.log1p(counts)
         self._cache.clear()
 
 
@@ -642,6 +673,11 @@ def _check_config(**values) -> None:
             key="sieve_threshold", value=sieve,
             what="null (no sieve) or a cosine in [-1, 1] that a mention's best D name must "
                  "reach to be answered from the D names (Triplet-Search uses 0.95)"))
+    prior = values["prior_weight"]
+    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or prior < 0:
+        raise BioLinkError(Errors.E102.format(
+            key="prior_weight", value=prior,
+            what="a number >= 0 (0: no annotation prior; init-linker's default is 0.005)"))
     if values["index_level"] not in ("name", "concept"):
         raise BioLinkError(Errors.E102.format(key="index_level", what='"name" or "concept"',
                                               value=values["index_level"]))

@@ -25,6 +25,8 @@ pipeline = ["bio_linker"]
 
 [components.bio_linker]
 factory = "bio_linker"
+# chosen on NCBI-disease and BC5CDR-disease dev (BENCHMARKS.md); 0 without augmentation
+prior_weight = 0.005
 
 [initialize]
 
@@ -33,6 +35,7 @@ factory = "bio_linker"
 [initialize.components.bio_linker]
 spelling_map = ${paths.spelling_map}
 augment = []
+augment_short_forms = true
 
 [initialize.components.bio_linker.dictionary]
 @misc = "spacy-biolink.load_dictionary.v1"
@@ -87,12 +90,22 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     settings.update(overrides or {})
     config = load_pipeline_config(config_path, settings)
     if encoder is not None:
-        from .encoders.saved import MODEL_FILE, read_encoder_config
+        from .encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer
 
         model_config, index_config, _ = read_encoder_config(encoder)
         config["components"]["bio_linker"]["encoder"] = model_config
         if index_config is not None:
             config["components"]["bio_linker"]["index"] = index_config
+        # Query with the folding the encoder was trained on, unless told otherwise.
+        prefix = "components.bio_linker.normalizer."
+        normalizer = config["components"]["bio_linker"]["normalizer"]
+        for key, value in read_encoder_normalizer(encoder).items():
+            if prefix + key not in (overrides or {}):
+                normalizer[key] = value
+        # The annotation prior's weight was chosen for TF-IDF cosines; a trained
+        # encoder's scores have their own scale, and its dev scores were taken without.
+        if "components.bio_linker.prior_weight" not in (overrides or {}):
+            config["components"]["bio_linker"]["prior_weight"] = 0.0
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     if encoder is not None:
         try:

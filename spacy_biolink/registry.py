@@ -36,11 +36,15 @@ def build_faiss_index(kind: str = "flat", hnsw_m: int = 32, ef_construction: int
 
 
 @registry.misc("spacy-biolink.MentionNormalizer.v1")
-def build_mention_normalizer(lowercase: bool = True, remove_punctuation: bool = True
+def build_mention_normalizer(lowercase: bool = True, remove_punctuation: bool = True,
+                             spelling_variants: bool = False, strip_plurals: bool = False
                              ) -> MentionNormalizer:
     """Folding applied to names and mentions alike; the spelling map comes with
-    [initialize.components.bio_linker] spelling_map and is saved with the pipeline."""
-    return MentionNormalizer(lowercase=lowercase, remove_punctuation=remove_punctuation)
+    [initialize.components.bio_linker] spelling_map and is saved with the pipeline.
+    spelling_variants and strip_plurals default to off so that a config written before
+    they existed folds as it did; bio_linker's default config turns them on."""
+    return MentionNormalizer(lowercase=lowercase, remove_punctuation=remove_punctuation,
+                             spelling_variants=spelling_variants, strip_plurals=strip_plurals)
 
 
 @registry.misc("spacy-biolink.load_dictionary.v1")

@@ -159,6 +159,9 @@ def test_cli_train_init_linker_load_and_link(files, tmp_path):
     config = spacy.util.load_config(tmp_path / "pipeline" / "config.cfg")
     assert config["components"]["bio_linker"]["encoder"]["@architectures"] == "spacy-biolink.BneEncoder.v1"
     assert config["components"]["bio_linker"]["index"]["@misc"] == "spacy-biolink.FaissIndex.v1"
+    # Queried with the folding the trainer used, not the TF-IDF linker's extra folding.
+    normalizer = config["components"]["bio_linker"]["normalizer"]
+    assert not normalizer["spelling_variants"] and not normalizer["strip_plurals"]
 
     nlp = spacy.load(tmp_path / "pipeline")
     from spacy_biolink.training.dev import build_linker

@@ -8,6 +8,7 @@ import pytest
 import spacy
 
 from spacy_biolink import load_dictionary
+from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation import evaluate_gold_mentions
 from spacy_biolink.pipeline import init_linker
 
@@ -136,7 +137,7 @@ def test_augmentation_resolves_and_splits_like_linking(stages_dictionary, tmp_pa
 
     nlp = make_linker_nlp(stages_dictionary)
     augmented, stats = augment_dictionary(stages_dictionary, [corpus], nlp.get_pipe("bio_linker"),
-                                          nlp.make_doc)
+                                          nlp.make_doc, short_forms=False)
     breast = augmented.concept_index("D001943")
     huntington = augmented.concept_index("D006816")
     # The abbreviation is added as its long form, the composite as its two parts.
@@ -146,6 +147,11 @@ def test_augmentation_resolves_and_splits_like_linking(stages_dictionary, tmp_pa
     assert "sugar sickness" in augmented.names_of(augmented.concept_index("D003924"))
     assert (stats.mentions, stats.no_id, stats.combined, stats.unknown_id) == (6, 1, 1, 1)
     assert stats.added == 4
+    # By default the resolved short form also joins, for documents that use it undefined.
+    with_short, stats = augment_dictionary(stages_dictionary, [corpus], nlp.get_pipe("bio_linker"),
+                                           nlp.make_doc)
+    assert "WD" in with_short.names_of(with_short.concept_index("D001943"))
+    assert stats.added == 5
 
 
 def test_cli_augment_and_evaluate_both_rules(tmp_path):
@@ -176,8 +182,10 @@ def test_cli_augment_and_evaluate_both_rules(tmp_path):
                     "--dictionary", str(dictionary), "--augment", str(train),
                     "--augment", str(dev)], check=True, capture_output=True)
     metrics = tmp_path / "metrics.json"
+    wrong = tmp_path / "wrong.jsonl"
     run = subprocess.run([sys.executable, "-m", "spacy_biolink", "evaluate", str(out), str(corpus),
-                          "--output", str(metrics)], capture_output=True, text=True)
+                          "--output", str(metrics), "--errors", str(wrong)],
+                         capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     result = json.loads(metrics.read_text())
     assert result["n_evaluated"] == 5 and result["skipped"]["no_id"] == 1
@@ -186,6 +194,9 @@ def test_cli_augment_and_evaluate_both_rules(tmp_path):
     assert result["lenient"]["acc@1"] == pytest.approx(4 / 5)
     assert result["acc@1"] == result["lenient"]["acc@1"]
     assert "strict acc@1" in run.stdout
+    # One mention is wrong at acc@1 under the lenient rule: the three-id composite.
+    records = [json.loads(line) for line in wrong.read_text().splitlines()]
+    assert [r["gold"] for r in records] == ["D001943|D010051|D006130"]
 
 
 def test_evaluation_follows_the_linker_settings(stages_dictionary, tmp_path):
@@ -223,3 +234,55 @@ def test_n_process_2_keeps_composite_parts(stages_nlp, tmp_path):
     expected = [parts(nlp(doc_with_ents(nlp, t, e))) for t, e in texts]
     docs = [doc_with_ents(nlp, t, e) for t, e in texts]
     assert [parts(d) for d in nlp.pipe(docs, n_process=2, batch_size=2)] == expected
+
+
+PRIOR_MEDIC = """\
+D007676||Kidney Failure, Chronic|chronic kidney failure
+D051437||Renal Insufficiency|chronic kidney failures syndrome
+"""
+
+
+def _prior_linker(tmp_path, **config):
+    path = tmp_path / "prior_medic.txt"
+    path.write_text(PRIOR_MEDIC, encoding="utf8")
+    nlp = make_linker_nlp(load_dictionary(path), **config)
+    linker = nlp.get_pipe("bio_linker")
+    # Annotators named D051437 five times, with texts far from the query.
+    linker.add_names([("renal insufficiency", "D051437")] * 5)
+    return linker
+
+
+def test_annotation_prior_reranks_near_ties_toward_annotated_concepts(tmp_path):
+    query = "chronic kidney failure"
+    plain = _prior_linker(tmp_path).link_texts([query], 2)[query]
+    assert plain[0][0] != plain[1][0]
+    first = _prior_linker(tmp_path).dictionary.primary_id
+    assert first(plain[0][0]) == "D007676"
+    # 0.2 * ln(6) = 0.36 outweighs the exact match's lead.
+    ranked = _prior_linker(tmp_path, prior_weight=0.2).link_texts([query], 2)[query]
+    assert [first(c) for c, _ in ranked] == ["D051437", "D007676"]
+    assert ranked[0][1] > ranked[1][1]
+    # With only the dictionary's own names searched, no corpus count counts.
+    only_o = _prior_linker(tmp_path, prior_weight=0.2, index_sources="O")
+    assert first(only_o.link_texts([query], 2)[query][0][0]) == "D007676"
+
+
+def test_prior_weight_must_be_a_non_negative_number(tmp_path):
+    with pytest.raises(BioLinkError, match="prior_weight"):
+        _prior_linker(tmp_path, prior_weight=-1)
+
+
+def test_evaluate_writes_the_mentions_it_got_wrong(stages_dictionary, tmp_path):
+    corpus = tmp_path / "test.txt"
+    corpus.write_text(
+        "7|t|Breast cancer and juvenile diabetes.\n"
+        "7\t0\t13\tBreast cancer\tDisease\tD001943\n"
+        "7\t18\t35\tjuvenile diabetes\tDisease\tD003924\n"
+        "\n", encoding="utf8")
+    errors = []
+    result = evaluate_gold_mentions(make_linker_nlp(stages_dictionary), corpus, errors=errors)
+    assert result["acc@1"] == 0.5
+    assert len(errors) == 1
+    wrong = errors[0]
+    assert (wrong["pmid"], wrong["text"], wrong["gold"]) == ("7", "juvenile diabetes", "D003924")
+    assert wrong["parts"][0]["top"][0]["ids"] == ["D003922"]

@@ -82,3 +82,47 @@ def test_definitions_from_scispacys_pipe_are_reused():
 def test_longer_short_forms_win(nlp):
     long_forms = {"HD": "Huntington disease", "HDL": "high density lipoprotein"}
     assert expand("HDL and HD", long_forms) == "high density lipoprotein and Huntington disease"
+
+
+def test_numbered_short_forms_name_one_part_of_a_coordinated_long_form(nlp):
+    doc = nlp("Patients with spinocerebellar ataxias 1 and 2 (SCA1, n = 11; SCA2, n = 10) "
+              "were seen. In SCA2, saccades were slow.")
+    long_forms = AbbreviationResolver(nlp.vocab).long_forms(doc)
+    assert long_forms["SCA1"] == "spinocerebellar ataxias 1"
+    # SCA2 is never defined; it is the sibling the second part's label spells.
+    assert long_forms["SCA2"] == "spinocerebellar ataxias 2"
+
+
+def test_a_short_form_whose_label_picks_no_part_keeps_the_whole_long_form(nlp):
+    doc = nlp("Breast and ovarian cancer (BOC) was common. BOC again.")
+    assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {"BOC": "Breast and ovarian cancer"}
+
+
+def test_spelling_variants_fold_british_to_american_spelling():
+    fold = MentionNormalizer(spelling_variants=True).name
+    assert fold("Haemorrhagic angio-oedema") == "hemorrhagic angio edema"
+    assert fold("Leucopenia") == "leukopenia"
+    assert fold("tumour") == "tumor"
+    assert fold("Sulphonamide") == "sulfonamide"
+    # "-our" only after three letters: four, hour and your are words of their own.
+    assert fold("four hours") == "four hours"
+    assert MentionNormalizer().name("haemorrhage") == "haemorrhage"
+
+
+def test_plural_stripping_is_the_same_for_names_and_mentions():
+    normalizer = MentionNormalizer(strip_plurals=True)
+    assert normalizer.name("Hemorrhagic strokes") == normalizer.mention("hemorrhagic stroke")
+    # Not a plural: -ss, -us, -is, and short words.
+    assert normalizer.name("abscess virus arthritis gas") == "abscess virus arthritis gas"
+    both = MentionNormalizer(strip_plurals=True, spelling_variants=True)
+    assert both.name("tumours") == "tumor"
+
+
+def test_folding_options_survive_a_round_trip_and_default_off_for_old_saves():
+    normalizer = MentionNormalizer(spelling_variants=True, strip_plurals=True)
+    restored = MentionNormalizer.from_dict(normalizer.to_dict())
+    assert restored.name("Leucopenias") == "leukopenia"
+    # A pipeline saved before these options was indexed without them.
+    old = MentionNormalizer.from_dict({"lowercase": True, "remove_punctuation": True,
+                                       "spelling": {}})
+    assert old.name("Leucopenias") == "leucopenias"

@@ -2,6 +2,7 @@
 
     DIR/encoder.cfg   [model]: the registered architecture block, every size filled in
                       [index]: the index that suits its vectors (faiss for dense ones)
+                      [normalizer]: optional, the folding its training texts had
     DIR/model         the thinc Model's bytes (weights as safetensors, fitted tables)
     DIR/meta.json     method, dev scores, training settings
 
@@ -60,6 +61,19 @@ def read_encoder_config(path: PathLike) -> Tuple[Dict, Optional[Dict], Dict]:
         raise BioLinkError(Errors.E501.format(path=path, reason=f"{ENCODER_CFG} has no [model]"))
     meta = srsly.read_json(path / META_FILE) if (path / META_FILE).is_file() else {}
     return dict(config["model"]), (dict(config["index"]) if "index" in config else None), meta
+
+
+# What the trainers fold names and mentions with (MentionNormalizer's defaults): a linker
+# should query an encoder with the text folding it learned from.
+TRAINING_NORMALIZER = {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
+                       "remove_punctuation": True, "spelling_variants": False,
+                       "strip_plurals": False}
+
+
+def read_encoder_normalizer(path: PathLike) -> Dict:
+    """The [normalizer] block of a saved encoder, or the trainers' folding."""
+    config = Config().from_disk(Path(path) / ENCODER_CFG, interpolate=False)
+    return dict(config["normalizer"]) if "normalizer" in config else dict(TRAINING_NORMALIZER)
 
 
 def load_encoder(path: PathLike) -> Tuple[Model, Dict]:

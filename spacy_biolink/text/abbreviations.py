@@ -5,8 +5,10 @@ algorithm run on the raw text for the definitions its token matcher misses and t
 PubMed writes all the time: "Cowden disease (CD; OMIM 158350)", "(SCA1, SCA2)", and
 short forms with a hyphen, "T-cell prolymphocytic leukaemia (T-PLL)". Like Ab3P in
 BioSyn's preprocessing, a definition holds for the whole document, so a short form used
-before its definition is resolved too. A doc that already went through scispaCy's
-`abbreviation_detector` pipe is read as it is, not detected again.
+before its definition is resolved too. A numbered short form whose long form is a
+coordination, "spinocerebellar ataxias 1 and 2 (SCA1, n = 11; SCA2 ...)", names the one
+part its number picks, and its siblings ("SCA2") the others. A doc that already went
+through scispaCy's `abbreviation_detector` pipe is read as it is, not detected again.
 """
 import re
 from typing import Dict, Iterator, Optional, Tuple
@@ -15,6 +17,8 @@ import numpy
 from spacy.attrs import ORTH
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
+
+from .composites import split_composite
 
 
 class AbbreviationResolver:
@@ -31,6 +35,10 @@ class AbbreviationResolver:
         # On raw text the long form keeps what tokenization splits off: scispaCy reads
         # "X-linked dilated cardiomyopathy (XLDCM)" as "linked dilated cardiomyopathy".
         found.update(_parenthesized_definitions(doc.text))
+        for short, (part, coordination) in _series_parts(found, doc.text).items():
+            # A sibling defined in its own right keeps its definition.
+            if found.get(short, coordination) == coordination:
+                found[short] = part
         # "isolated DMS (IDMS)" after "diffuse mesangial sclerosis (DMS)".
         return {short: expand(long, {s: l for s, l in found.items() if s != short})
                 for short, long in found.items()}
@@ -151,6 +159,36 @@ def _best_long_form(short: str, window: str) -> Optional[str]:
     start = window.rfind(" ", 0, w + 1) + 1
     long = window[start:].strip().lstrip("([{\"'")
     return long if len(long) > len(short) else None
+
+
+# "SCA1", "SCA-2", "MEN2", "HIT II": a letter stem, then the label of one item of a series.
+_SERIES_SHORT_FORM = re.compile(r"^(.*?[A-Za-z])([- ]?)(\d+|[IVX]+|[A-Za-z])$")
+
+
+def _series_parts(found: Dict[str, str], text: str) -> Dict[str, Tuple[str, str]]:
+    """Short form -> (one part, the coordination), for numbered short forms of a
+    coordinated long form.
+
+    "spinocerebellar ataxias 1 and 2" splits into "... ataxias 1" and "... ataxias 2";
+    SCA1 ends with the label of the first, so it names that part, and SCA2, written in the
+    text with the same stem, names the second. Nothing is returned when the labels do not
+    tell the parts apart or the short form's label is not among them.
+    """
+    out: Dict[str, Tuple[str, str]] = {}
+    for short, long in found.items():
+        match = _SERIES_SHORT_FORM.match(short)
+        if not match:
+            continue
+        parts = split_composite(long)
+        labels = [part.split()[-1] for part in parts]
+        stem, separator, label = match.groups()
+        if len(parts) < 2 or len(set(labels)) != len(parts) or label not in labels:
+            continue
+        for part_label, part in zip(labels, parts):
+            sibling = stem + separator + part_label
+            if sibling == short or re.search(rf"(?<!\w){re.escape(sibling)}(?!\w)", text):
+                out[sibling] = (part, long)
+    return out
 
 
 def _from_upstream_pipe(doc: Doc) -> Optional[Dict[str, str]]:

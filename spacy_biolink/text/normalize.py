@@ -1,8 +1,11 @@
-"""Mention and name normalization: case folding, punctuation, a token spelling map.
+"""Mention and name normalization: case folding, punctuation, spelling variants,
+plurals, a token spelling map.
 
 Names and mentions go through the same folding so that "Wilson's disease" and
 "wilson s disease" meet; the spelling map is for mentions only (it fixes corpus typos
-such as "hemmorhage", which no dictionary name has).
+such as "hemmorhage", which no dictionary name has). Because the folding is applied to
+both sides, a lossy rule only has to be consistent, not linguistically right:
+"diabetes" folds to "diabete" in the dictionary and in the text alike.
 """
 import re
 import string
@@ -14,12 +17,29 @@ from ..util import PathLike, open_text
 # Replaced by a space, not deleted, so "non-small-cell" keeps its word boundaries.
 _PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]")
 
+# British spellings the dictionaries (MeSH, MEDIC) only have in their American form:
+# haemorrhage, anaemia, oedema, diarrhoea, leucopenia, tumour, sulphonamide. Folded
+# text only (lowercase, so the rules need no case variants).
+_SPELLING_VARIANTS = [
+    (re.compile(r"ae|oe"), "e"),
+    (re.compile(r"\bleuc"), "leuk"),
+    # Not "four", "hour", "your": three letters before the ending.
+    (re.compile(r"(?<=[a-z]{3})our\b"), "or"),
+    (re.compile(r"sulph"), "sulf"),
+]
+# A final "s" after three letters that are not s, u or i ("strokes", "infarctions"; not
+# "abscess", "virus", "arthritis").
+_PLURAL = re.compile(r"(?<=[a-z]{2}[^sui\W\d])s\b")
+
 
 class MentionNormalizer:
     def __init__(self, *, lowercase: bool = True, remove_punctuation: bool = True,
+                 spelling_variants: bool = False, strip_plurals: bool = False,
                  spelling: Optional[Mapping[str, str]] = None):
         self.lowercase = lowercase
         self.remove_punctuation = remove_punctuation
+        self.spelling_variants = spelling_variants
+        self.strip_plurals = strip_plurals
         self.spelling: Dict[str, str] = {}
         self.set_spelling(spelling or {})
 
@@ -35,6 +55,12 @@ class MentionNormalizer:
             text = text.lower()
         if self.remove_punctuation:
             text = _PUNCTUATION.sub(" ", text)
+        # Plurals first: "tumours" must lose its "s" before "-our" can become "-or".
+        if self.strip_plurals:
+            text = _PLURAL.sub("", text)
+        if self.spelling_variants:
+            for pattern, replacement in _SPELLING_VARIANTS:
+                text = pattern.sub(replacement, text)
         return " ".join(text.split())
 
     def name(self, text: str) -> str:
@@ -50,12 +76,16 @@ class MentionNormalizer:
 
     def to_dict(self) -> Dict:
         return {"lowercase": self.lowercase, "remove_punctuation": self.remove_punctuation,
-                "spelling": dict(self.spelling)}
+                "spelling_variants": self.spelling_variants,
+                "strip_plurals": self.strip_plurals, "spelling": dict(self.spelling)}
 
     @classmethod
     def from_dict(cls, state: Dict) -> "MentionNormalizer":
+        # A pipeline saved before a folding option existed was indexed without it.
         normalizer = cls(lowercase=state["lowercase"],
-                         remove_punctuation=state["remove_punctuation"])
+                         remove_punctuation=state["remove_punctuation"],
+                         spelling_variants=state.get("spelling_variants", False),
+                         strip_plurals=state.get("strip_plurals", False))
         # Already folded when saved: set directly so folding settings cannot drift.
         normalizer.spelling = dict(state.get("spelling", {}))
         return normalizer

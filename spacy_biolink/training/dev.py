@@ -19,8 +19,12 @@ def build_linker(encoder: Model, dictionary: ConceptDictionary, *,
     import spacy
     from spacy.util import registry
 
+    from ..encoders.saved import TRAINING_NORMALIZER
+
     nlp = spacy.blank("en")
-    linker = nlp.add_pipe("bio_linker", config=dict(linker_config or {}))
+    # The folding the trainers use, as init-linker --encoder does for the saved encoder.
+    config = {"normalizer": dict(TRAINING_NORMALIZER), **(linker_config or {})}
+    linker = nlp.add_pipe("bio_linker", config=config)
     linker.model = encoder
     if index_config is not None:
         linker.index = registry.resolve({"index": index_config})["index"]
