@@ -7,8 +7,10 @@ code behind `python -m spacy_biolink evaluate`), both composite rules. Test runs
 the dictionary augmented with train + dev mentions, as BioSyn does.
 
 Stages: abbreviations (resolve_abbreviations), composites (split_composites),
-folding (lowercase + punctuation), spelling (the NCBI spelling map; NCBI only),
-augmentation (train + dev mentions in the dictionary).
+folding (lowercase + punctuation), variants (British spelling + plural folding),
+spelling (the NCBI spelling map; NCBI only), augmentation (train + dev mentions in the
+dictionary), short_forms (resolved short forms added too; needs augmentation), prior
+(annotation prior, prior_weight 0.005; needs augmentation).
 
 Usage (from the repository root):
 
@@ -27,7 +29,8 @@ from typing import Dict, List, Optional
 from spacy_biolink.evaluation import evaluate_gold_mentions
 from spacy_biolink.pipeline import init_linker
 
-STAGES = ("abbreviations", "composites", "folding", "spelling", "augmentation")
+STAGES = ("abbreviations", "composites", "folding", "variants", "spelling", "augmentation",
+          "short_forms", "prior")
 
 
 def corpus_settings(data: Path, name: str, workdir: Path) -> Dict:
@@ -59,6 +62,10 @@ def run(settings: Dict, split: str, off: List[str]) -> Dict:
         "components.bio_linker.split_composites": "composites" not in off,
         "components.bio_linker.normalizer.lowercase": "folding" not in off,
         "components.bio_linker.normalizer.remove_punctuation": "folding" not in off,
+        "components.bio_linker.normalizer.spelling_variants": "variants" not in off,
+        "components.bio_linker.normalizer.strip_plurals": "variants" not in off,
+        "initialize.components.bio_linker.augment_short_forms": "short_forms" not in off,
+        "components.bio_linker.prior_weight": 0.0 if "prior" in off else 0.005,
     }
     augment: List[Path] = []
     if "augmentation" not in off:
@@ -81,11 +88,14 @@ def main() -> None:
     parser.add_argument("--corpora", nargs="+", default=["ncbi", "bc5cdr-disease"])
     parser.add_argument("--splits", nargs="+", default=["test"])
     parser.add_argument("--output", type=Path, default=Path("benchmarks/results/ablation.md"))
+    parser.add_argument("--no-only", action="store_true", help="skip the 'only <stage>' rows")
     args = parser.parse_args()
     logging.disable(logging.INFO)
     rows = []
     configs = [("all stages", [])] + [(f"without {s}", [s]) for s in STAGES] + \
-              [("no stage", list(STAGES))] + [(f"only {s}", [o for o in STAGES if o != s]) for s in STAGES]
+              [("no stage", list(STAGES))]
+    if not args.no_only:
+        configs += [(f"only {s}", [o for o in STAGES if o != s]) for s in STAGES]
     with tempfile.TemporaryDirectory() as tmp:
         for corpus in args.corpora:
             settings = corpus_settings(args.data_dir, corpus, Path(tmp))
