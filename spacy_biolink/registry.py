@@ -89,7 +89,7 @@ def build_biosyn_trainer(max_epochs: int = 10, batch_size: int = 16, learning_ra
                          sparse_learning_rate: float = 0.01, weight_decay: float = 0.01,
                          topk: int = 20, initial_sparse_weight: float = 0.0,
                          max_train_mentions: int = 0, encode_batch_size: int = 256,
-                         dev_augment_train: bool = True):
+                         dev_augment_train: bool = True, deduplicate: bool = True):
     from .training.biosyn import BioSynTrainer
 
     return BioSynTrainer(max_epochs=max_epochs, batch_size=batch_size,
@@ -98,7 +98,7 @@ def build_biosyn_trainer(max_epochs: int = 10, batch_size: int = 16, learning_ra
                          initial_sparse_weight=initial_sparse_weight,
                          max_train_mentions=max_train_mentions,
                          encode_batch_size=encode_batch_size,
-                         dev_augment_train=dev_augment_train)
+                         dev_augment_train=dev_augment_train, deduplicate=deduplicate)
 
 
 @registry.misc("spacy-biolink.TripletTrainer.v1")

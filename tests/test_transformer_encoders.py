@@ -233,3 +233,22 @@ def test_unknown_training_set_is_refused(backbone, data, tmp_path):
     with pytest.raises(BioLinkError, match="E654"):
         train_from_config(CONFIGS / "triplet.cfg", tmp_path / "x", overrides=train_overrides(
             data, backbone, **{"training.training_set": "X"}))
+
+
+def test_biosyn_trains_on_distinct_mention_concept_pairs(data, tmp_path):
+    from spacy_biolink.text.normalize import MentionNormalizer
+    from spacy_biolink.training.biosyn import BioSynTrainer
+    from spacy_biolink.training.data import read_dictionary
+
+    corpus = tmp_path / "repeated.txt"
+    corpus.write_text(pubtator(MENTIONS * 3), encoding="utf8")
+    dictionary = read_dictionary(data / "dict.txt")
+    settings = dict(max_epochs=1, batch_size=2, learning_rate=1e-5, sparse_learning_rate=0.01,
+                    weight_decay=0.0, topk=4, initial_sparse_weight=0.0, max_train_mentions=0,
+                    encode_batch_size=8, dev_augment_train=False)
+    distinct, _ = BioSynTrainer(**settings).training_mentions(
+        dictionary, corpus, MentionNormalizer(), seed=0)
+    repeated, _ = BioSynTrainer(**settings, deduplicate=False).training_mentions(
+        dictionary, corpus, MentionNormalizer(), seed=0)
+    assert len(repeated) == 3 * len(distinct)
+    assert len(set(distinct)) == len(distinct)

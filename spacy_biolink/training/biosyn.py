@@ -38,7 +38,7 @@ class BioSynTrainer:
     def __init__(self, *, max_epochs: int, batch_size: int, learning_rate: float,
                  sparse_learning_rate: float, weight_decay: float, topk: int,
                  initial_sparse_weight: float, max_train_mentions: int,
-                 encode_batch_size: int, dev_augment_train: bool):
+                 encode_batch_size: int, dev_augment_train: bool, deduplicate: bool = True):
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -49,6 +49,7 @@ class BioSynTrainer:
         self.max_train_mentions = max_train_mentions
         self.encode_batch_size = encode_batch_size
         self.dev_augment_train = dev_augment_train
+        self.deduplicate = deduplicate
 
     def settings(self) -> Dict:
         return dict(vars(self))
@@ -165,6 +166,10 @@ class BioSynTrainer:
         kept = [(normalizer.mention(t), c) for t, c in zip(pairs.texts, pairs.concepts)]
         # What bio_linker would not link (punctuation only) is no training signal either.
         kept = [(t, c) for t, c in kept if any(ch.isalnum() for ch in t)]
+        if self.deduplicate:
+            # BioSyn's code trains on distinct (mention, concept) pairs: a frequent mention
+            # ("cancer" 100 times) would otherwise dominate the epochs and cost as many steps.
+            kept = list(dict.fromkeys(kept))
         if self.max_train_mentions and len(kept) > self.max_train_mentions:
             chosen = numpy.random.default_rng(seed).choice(len(kept), self.max_train_mentions,
                                                            replace=False)
