@@ -89,7 +89,9 @@ def build_biosyn_trainer(max_epochs: int = 10, batch_size: int = 16, learning_ra
                          sparse_learning_rate: float = 0.01, weight_decay: float = 0.01,
                          topk: int = 20, initial_sparse_weight: float = 0.0,
                          max_train_mentions: int = 0, encode_batch_size: int = 256,
-                         dev_augment_train: bool = True, deduplicate: bool = True):
+                         dev_augment_train: bool = True, deduplicate: bool = False):
+    # deduplicate defaults to off so that a config written without it trains as before;
+    # configs/biosyn.cfg turns it on, as BioSyn's code does.
     from .training.biosyn import BioSynTrainer
 
     return BioSynTrainer(max_epochs=max_epochs, batch_size=batch_size,

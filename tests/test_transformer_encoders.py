@@ -246,9 +246,9 @@ def test_biosyn_trains_on_distinct_mention_concept_pairs(data, tmp_path):
     settings = dict(max_epochs=1, batch_size=2, learning_rate=1e-5, sparse_learning_rate=0.01,
                     weight_decay=0.0, topk=4, initial_sparse_weight=0.0, max_train_mentions=0,
                     encode_batch_size=8, dev_augment_train=False)
-    distinct, _ = BioSynTrainer(**settings).training_mentions(
+    distinct, _ = BioSynTrainer(**settings, deduplicate=True).training_mentions(
         dictionary, corpus, MentionNormalizer(), seed=0)
-    repeated, _ = BioSynTrainer(**settings, deduplicate=False).training_mentions(
+    repeated, _ = BioSynTrainer(**settings).training_mentions(
         dictionary, corpus, MentionNormalizer(), seed=0)
     assert len(repeated) == 3 * len(distinct)
     assert len(set(distinct)) == len(distinct)

@@ -38,7 +38,7 @@ class BioSynTrainer:
     def __init__(self, *, max_epochs: int, batch_size: int, learning_rate: float,
                  sparse_learning_rate: float, weight_decay: float, topk: int,
                  initial_sparse_weight: float, max_train_mentions: int,
-                 encode_batch_size: int, dev_augment_train: bool, deduplicate: bool = True):
+                 encode_batch_size: int, dev_augment_train: bool, deduplicate: bool = False):
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
