@@ -182,6 +182,18 @@ class Errors(metaclass=ErrorsWithCodes):
             "non-empty tab-separated fields; a third label field 0/1 is allowed). Fix or "
             "remove that line.")
     E707 = ("Pair file not found: {path}. Pass a TSV file of name1<TAB>name2 lines.")
+    E708 = ("Unknown verifier NIL rule {value!r}. Use one of: {options} (verifier: p < "
+            "threshold; either: p < threshold or score < score_threshold; combined: a "
+            "linear combination of logit(p) and the score chosen on dev).")
+    E709 = ("The verifier NIL rule {rule!r} needs {setting}, got {value!r}: expected "
+            "{expected}. Take a verifier trained with a dev corpus ([paths] dev), whose "
+            "meta.json holds the fitted settings, or give them.")
+    E710 = ("{path} has no dev-fitted settings for the NIL rule {rule!r} (it has: "
+            "{fitted}). Retrain it with `--paths.dev DEV.PubTator` so that every rule is "
+            "fitted, or use rule 'verifier'.")
+    E711 = ("[training] {setting} = {value!r} needs [paths] {path} (a PubTator corpus): "
+            "pass --paths.{path} FILE, or set {setting} = {off}.")
+    E712 = ("Unknown [training] {setting} {value!r}. Use one of: {options}.")
 
     # Using a pipeline on files (E750-E799: link, visualize, assemble)
     E750 = ("Input file not found: {path}. Pass a .txt file (one document a line) or a "

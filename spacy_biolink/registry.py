@@ -176,6 +176,32 @@ def build_siamese_trainer(max_epochs: int = 20, batch_size: int = 256,
                           torch_threads=torch_threads)
 
 
+@registry.misc("spacy-biolink.SiameseTrainer.v2")
+def build_siamese_trainer_v2(max_epochs: int = 20, batch_size: int = 256,
+                             learning_rate: float = 0.001, dev_fraction: float = 0.1,
+                             test_fraction: float = 0.1, max_positives_per_concept: int = 10,
+                             negatives_per_kind: int = 1, n_similar: int = 20,
+                             patience: int = 3, freeze_embeddings: bool = False,
+                             torch_threads: int = 1, corpus_pairs: bool = False,
+                             corpus_negatives: int = 3, corpus_top_k: int = 10,
+                             corpus_repeat: int = 1, corpus_types: Optional[List[str]] = None,
+                             nil_rule: str = "auto", nil_max_accuracy_loss: float = 0.02):
+    """v1 plus corpus mention-vs-name pairs ([paths] train) and NIL rules fitted on a dev
+    corpus ([paths] dev); see training/siamese.py."""
+    from .training.siamese import SiameseTrainer
+
+    return SiameseTrainer(max_epochs=max_epochs, batch_size=batch_size,
+                          learning_rate=learning_rate, dev_fraction=dev_fraction,
+                          test_fraction=test_fraction,
+                          max_positives_per_concept=max_positives_per_concept,
+                          negatives_per_kind=negatives_per_kind, n_similar=n_similar,
+                          patience=patience, freeze_embeddings=freeze_embeddings,
+                          torch_threads=torch_threads, corpus_pairs=corpus_pairs,
+                          corpus_negatives=corpus_negatives, corpus_top_k=corpus_top_k,
+                          corpus_repeat=corpus_repeat, corpus_types=corpus_types,
+                          nil_rule=nil_rule, nil_max_accuracy_loss=nil_max_accuracy_loss)
+
+
 @registry.architectures("spacy-biolink.DanEncoder.v1")
 def build_dan_encoder(width: int = 0, hidden_width: int = 1000, dropout: float = 0.5,
                       normalize: bool = True):

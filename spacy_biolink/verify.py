@@ -2,8 +2,19 @@
 
 Retrieval ranks every concept, so a mention whose concept is not in the dictionary still
 gets one. The verifier scores (mention, candidate's best-matching name) and drops the
-candidate when p(synonym) < threshold: mode "nil" makes the mention NIL at once, mode
-"next" tries the next candidate (up to `max_tries`).
+candidate its NIL rule rejects: mode "nil" makes the mention NIL at once, mode "next"
+tries the next candidate (up to `max_tries`).
+
+NIL rules (`rule`), given p = p(synonym) and the candidate's retrieval score s:
+    "verifier"  reject when p < threshold
+    "either"    reject when p < threshold or s < score_threshold
+    "combined"  reject when w_p * logit(p) + w_s * s + bias < 0, weights = [w_p, w_s, bias]
+The trainer fits all three on a dev corpus (fit_nil_rules: the most NIL answers for at
+most a given loss of acc@1; for "combined" also the mix of logit(p) and s), and a trained
+verifier applies the one chosen there. The score-only rule is bio_linker's own
+`threshold` setting. The score is what the linker gives, so "either" and "combined" as
+the trainer fits them (default TF-IDF linker over the dictionary alone, prior_weight 0)
+suit that linker; refit them for another.
 
 Also the curation API: `CandidateVerifier.score_pairs([(name, name), ...])`.
 """
@@ -19,46 +30,84 @@ from .util import PathLike, atomic_directory
 
 Candidates = List[Tuple[int, float]]
 MODES = ("nil", "next")
+NIL_RULES = ("verifier", "either", "combined")
 VERIFIER_CFG = "verifier.json"
+# p = exp(-L1) reaches 1.0 exactly; logit(p) is taken of p clipped to this margin.
+_P_MARGIN = 1e-4
 
 
 class CandidateVerifier:
-    """The verifier Model (List[(str, str)] -> probabilities), its threshold and mode."""
+    """The verifier Model (List[(str, str)] -> probabilities), its NIL rule and mode."""
 
     def __init__(self, model, threshold: float = 0.5, mode: str = "nil", max_tries: int = 3,
-                 model_config: Optional[Dict] = None):
+                 model_config: Optional[Dict] = None, rule: str = "verifier",
+                 score_threshold: Optional[float] = None,
+                 weights: Optional[Sequence[float]] = None):
         if mode not in MODES:
             raise BioLinkError(Errors.E704.format(value=mode, options=", ".join(MODES)))
-        if not 0.0 <= threshold <= 1.0:
-            raise BioLinkError(Errors.E705.format(value=threshold))
+        check_nil_rule(rule, threshold, score_threshold, weights)
         self.model = model
         self.threshold = float(threshold)
         self.mode = mode
         self.max_tries = int(max_tries)
         self.model_config = dict(model_config or {})
+        self.rule = rule
+        self.score_threshold = None if score_threshold is None else float(score_threshold)
+        self.weights = None if weights is None else [float(w) for w in weights]
         self._best_name_of: Optional[Callable[[int, str], str]] = None
         self._best_name_source = None
 
     @classmethod
     def from_trained(cls, path: PathLike, *, threshold: Optional[float] = None,
-                     mode: str = "nil", max_tries: int = 3) -> "CandidateVerifier":
+                     mode: str = "nil", max_tries: int = 3, rule: Optional[str] = None,
+                     score_threshold: Optional[float] = None,
+                     weights: Optional[Sequence[float]] = None) -> "CandidateVerifier":
         """A verifier directory written by `train configs/siamese.cfg` (encoder.cfg, model,
-        meta.json); the threshold defaults to the dev-chosen one in meta.json."""
+        meta.json). The rule defaults to the one chosen on dev (meta.json `nil_rule`,
+        "verifier" for verifiers trained without a dev corpus), its settings to the ones
+        fitted there (`nil_rules`); the threshold of a verifier without them is the dev
+        pairs' max-F1 one. Arguments given replace the saved values."""
         from .encoders.saved import load_encoder, read_encoder_config
 
         model_config, _, meta = read_encoder_config(path)
         if meta.get("method") != "siamese":
             raise BioLinkError(Errors.E703.format(path=path, method=meta.get("method")))
         model, meta = load_encoder(path)
+        rule = rule or meta.get("nil_rule", "verifier")
+        fitted = meta.get("nil_rules", {}).get(rule, {})
         if threshold is None:
-            threshold = meta.get("threshold", 0.5)
-        return cls(model, threshold, mode, max_tries, model_config)
+            threshold = fitted.get("threshold", meta.get("threshold", 0.5))
+        if score_threshold is None:
+            score_threshold = fitted.get("score_threshold")
+        if weights is None:
+            weights = fitted.get("weights")
+        if rule != "verifier" and not fitted and score_threshold is None and weights is None:
+            raise BioLinkError(Errors.E710.format(path=path, rule=rule,
+                                                  fitted=sorted(meta.get("nil_rules", {}))))
+        return cls(model, threshold, mode, max_tries, model_config, rule=rule,
+                   score_threshold=score_threshold, weights=weights)
 
     def score_pairs(self, pairs: Sequence[Tuple[str, str]]) -> numpy.ndarray:
         """p(synonym) of each (name, name) pair, float32."""
         if not pairs:
             return numpy.zeros((0,), numpy.float32)
         return numpy.asarray(self.model.predict(list(pairs)), dtype=numpy.float32)
+
+    def passes(self, probs: Sequence[float], scores: Sequence[float]) -> numpy.ndarray:
+        """Whether the NIL rule keeps each candidate, given its p(synonym) and its
+        retrieval score."""
+        return ~nil_rule_rejects(self.nil_settings(), probs, scores)
+
+    def nil_settings(self) -> Dict:
+        """The rule and the settings it uses, as fit_nil_rules and verifier.json hold them."""
+        settings: Dict = {"rule": self.rule}
+        if self.rule in ("verifier", "either"):
+            settings["threshold"] = self.threshold
+        if self.rule == "either":
+            settings["score_threshold"] = self.score_threshold
+        if self.rule == "combined":
+            settings["weights"] = list(self.weights)
+        return settings
 
     def verify(self, dictionary: ConceptDictionary, mention_texts: Sequence[str],
                candidates_per_mention: Sequence[Candidates],
@@ -78,15 +127,18 @@ class CandidateVerifier:
         with atomic_directory(path, force=True) as tmp:
             save_encoder(tmp, self.model, self.model_config, meta={"method": "siamese",
                                                                     "threshold": self.threshold})
-            srsly.write_json(tmp / VERIFIER_CFG, {"threshold": self.threshold, "mode": self.mode,
-                                                  "max_tries": self.max_tries})
+            srsly.write_json(tmp / VERIFIER_CFG, self._settings())
+
+    def _settings(self) -> Dict:
+        return {"threshold": self.threshold, "mode": self.mode, "max_tries": self.max_tries,
+                "rule": self.rule, "score_threshold": self.score_threshold,
+                "weights": self.weights}
 
     def to_bytes(self) -> bytes:
         from thinc.api import Config
 
         return srsly.msgpack_dumps({"model_config": Config({"model": self.model_config}).to_str(),
-                                    "model": self.model.to_bytes(), "threshold": self.threshold,
-                                    "mode": self.mode, "max_tries": self.max_tries})
+                                    "model": self.model.to_bytes(), **self._settings()})
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "CandidateVerifier":
@@ -97,7 +149,10 @@ class CandidateVerifier:
         model_config = dict(Config().from_str(msg["model_config"], interpolate=False)["model"])
         model = util.registry.resolve({"model": model_config})["model"]
         model.from_bytes(msg["model"])
-        return cls(model, msg["threshold"], msg["mode"], msg["max_tries"], model_config)
+        # Saved before NIL rules existed: the p threshold alone.
+        return cls(model, msg["threshold"], msg["mode"], msg["max_tries"], model_config,
+                   rule=msg.get("rule", "verifier"), score_threshold=msg.get("score_threshold"),
+                   weights=msg.get("weights"))
 
     @classmethod
     def from_disk(cls, path: PathLike) -> "CandidateVerifier":
@@ -105,7 +160,10 @@ class CandidateVerifier:
         settings = srsly.read_json(settings_path) if settings_path.is_file() else {}
         return cls.from_trained(path, threshold=settings.get("threshold"),
                                 mode=settings.get("mode", "nil"),
-                                max_tries=settings.get("max_tries", 3))
+                                max_tries=settings.get("max_tries", 3),
+                                rule=settings.get("rule", "verifier"),
+                                score_threshold=settings.get("score_threshold"),
+                                weights=settings.get("weights"))
 
 
 def best_name_finder(dictionary: ConceptDictionary,
@@ -146,6 +204,7 @@ def verify_links(verifier: CandidateVerifier, mention_texts: Sequence[str],
         otherwise its list is unchanged.
     mode "next": failing candidates among the first `max_tries` are dropped, the others
         keep their order; if none of the tried ones passes, the mention is NIL.
+    A candidate fails when the verifier's NIL rule rejects its p(synonym) and score.
     All (mention, best name) pairs of a batch are scored in one model call.
     """
     if len(mention_texts) != len(candidates_per_mention):
@@ -153,14 +212,16 @@ def verify_links(verifier: CandidateVerifier, mention_texts: Sequence[str],
                          f"{len(candidates_per_mention)} candidate lists")
     tries = 1 if verifier.mode == "nil" else max(verifier.max_tries, 1)
     pairs: List[Tuple[str, str]] = []
+    scores: List[float] = []
     slots: List[Tuple[int, int]] = []
     for m, (text, candidates) in enumerate(zip(mention_texts, candidates_per_mention)):
-        for position, (concept, _) in enumerate(candidates[:tries]):
+        for position, (concept, score) in enumerate(candidates[:tries]):
             pairs.append((text, best_name_of(concept, text)))
+            scores.append(score)
             slots.append((m, position))
     probs = verifier.score_pairs(pairs)
-    passed: Dict[Tuple[int, int], bool] = {
-        slot: bool(p >= verifier.threshold) for slot, p in zip(slots, probs.tolist())}
+    passed: Dict[Tuple[int, int], bool] = dict(
+        zip(slots, verifier.passes(probs, scores).tolist()))
     out: List[Candidates] = []
     for m, candidates in enumerate(candidates_per_mention):
         kept: Candidates = []
@@ -176,6 +237,199 @@ def verify_links(verifier: CandidateVerifier, mention_texts: Sequence[str],
                     break
         out.append(kept)
     return out
+
+
+# NIL rules ----------------------------------------------------------------
+
+
+def check_nil_rule(rule: str, threshold: float, score_threshold: Optional[float] = None,
+                   weights: Optional[Sequence[float]] = None) -> None:
+    """E705 / E708 / E709 for settings the rule cannot use."""
+    if rule not in NIL_RULES:
+        raise BioLinkError(Errors.E708.format(value=rule, options=", ".join(NIL_RULES)))
+    if not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
+        raise BioLinkError(Errors.E705.format(value=threshold))
+    if rule == "either" and not isinstance(score_threshold, (int, float)):
+        raise BioLinkError(Errors.E709.format(rule=rule, setting="score_threshold",
+                                              value=score_threshold,
+                                              expected="a number (the retrieval score below "
+                                                       "which a candidate fails)"))
+    if rule == "combined" and (weights is None or len(weights) != 3
+                               or not all(isinstance(w, (int, float)) for w in weights)):
+        raise BioLinkError(Errors.E709.format(rule=rule, setting="weights", value=weights,
+                                              expected="three numbers [p_weight, score_weight, "
+                                                       "bias]"))
+
+
+def logit(probs: Sequence[float]) -> numpy.ndarray:
+    p = numpy.clip(numpy.asarray(probs, dtype=numpy.float64), _P_MARGIN, 1.0 - _P_MARGIN)
+    return numpy.log(p / (1.0 - p))
+
+
+def combined_margin(weights: Sequence[float], probs: Sequence[float],
+                    scores: Sequence[float]) -> numpy.ndarray:
+    """w_p * logit(p) + w_s * score + bias: the "combined" rule keeps a candidate at >= 0."""
+    p_weight, score_weight, bias = weights
+    return p_weight * logit(probs) + score_weight * numpy.asarray(scores, numpy.float64) + bias
+
+
+def nil_rule_rejects(settings: Dict, probs: Sequence[float],
+                     scores: Sequence[float]) -> numpy.ndarray:
+    """Which candidates the rule in `settings` (CandidateVerifier.nil_settings) rejects."""
+    probs = numpy.asarray(probs, dtype=numpy.float64)
+    scores = numpy.asarray(scores, dtype=numpy.float64)
+    rule = settings["rule"]
+    if rule == "verifier":
+        return probs < settings["threshold"]
+    if rule == "either":
+        return (probs < settings["threshold"]) | (scores < settings["score_threshold"])
+    if rule == "combined":
+        return combined_margin(settings["weights"], probs, scores) < 0.0
+    raise BioLinkError(Errors.E708.format(value=rule, options=", ".join(NIL_RULES)))
+
+
+def fit_logistic(features: numpy.ndarray, labels: Sequence[bool], *, l2: float = 1e-3,
+                 iterations: int = 50) -> numpy.ndarray:
+    """Weights (one per feature column, then the bias) of an L2-regularised logistic
+    regression of `labels` on `features`, by Newton's method on standardised columns."""
+    x = numpy.asarray(features, dtype=numpy.float64)
+    y = numpy.asarray(labels, dtype=numpy.float64)
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    std[std == 0] = 1.0
+    z = numpy.hstack([(x - mean) / std, numpy.ones((len(x), 1))])
+    w = numpy.zeros(z.shape[1])
+    penalty = l2 * len(x) * numpy.diag([1.0] * (z.shape[1] - 1) + [0.0])
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + numpy.exp(-(z @ w)))
+        gradient = z.T @ (p - y) + penalty @ w
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + penalty + 1e-9 * numpy.eye(len(w))
+        step = numpy.linalg.solve(hessian, gradient)
+        w -= step
+        if numpy.abs(step).max() < 1e-8:
+            break
+    weights = w[:-1] / std
+    return numpy.r_[weights, w[-1] - float(weights @ mean)]
+
+
+def nil_curve(confidence: Sequence[float], correct: Sequence[bool], linkable: Sequence[bool],
+              is_nil: Sequence[bool], always_nil: Optional[Sequence[bool]] = None
+              ) -> Dict[str, numpy.ndarray]:
+    """Answering NIL for every mention whose `confidence` is below t, for every t that
+    makes a difference (the midpoints between distinct values, and below all of them):
+    {"threshold", "accuracy_lost" (share of linkable mentions right at acc@1 that are
+    lost), "nil_recall" (share of the is_nil mentions answered NIL)}, from rejecting
+    the fewest upwards. `always_nil` mentions (no candidate, or rejected by another
+    part of a rule) are NIL at every point."""
+    conf = numpy.asarray(confidence, dtype=numpy.float64)
+    forced = 0
+    if always_nil is not None:
+        always_nil = numpy.asarray(always_nil, dtype=bool)
+        conf = numpy.where(always_nil, -numpy.inf, conf)
+        forced = int(always_nil.sum())
+    correct = numpy.asarray(correct, dtype=bool)
+    linkable = numpy.asarray(linkable, dtype=bool)
+    is_nil = numpy.asarray(is_nil, dtype=bool)
+    order = numpy.argsort(conf, kind="stable")
+    values = conf[order]
+    lost = numpy.r_[0, numpy.cumsum((correct & linkable)[order])] / max(int(linkable.sum()), 1)
+    nil = numpy.r_[0, numpy.cumsum(is_nil[order])] / max(int(is_nil.sum()), 1)
+    # Cut after position j (reject the j lowest) only where values[j-1] < values[j].
+    cuts = numpy.r_[0, numpy.flatnonzero(values[1:] > values[:-1]) + 1, len(values)]
+    cuts = numpy.unique(cuts[cuts >= forced])
+    below = numpy.r_[values, numpy.inf]
+    above = numpy.r_[-numpy.inf, values]
+    thresholds = numpy.where(numpy.isinf(below[cuts]), above[cuts] + 1e-6,
+                             numpy.where(numpy.isinf(above[cuts]), below[cuts] - 1e-6,
+                                         (above[cuts] + below[cuts]) / 2))
+    return {"threshold": thresholds, "accuracy_lost": lost[cuts], "nil_recall": nil[cuts]}
+
+
+def best_point(curve: Dict[str, numpy.ndarray], max_accuracy_loss: float) -> int:
+    """The point of a curve with the highest NIL recall among those losing at most
+    `max_accuracy_loss` acc@1 (the least loss among equals)."""
+    allowed = curve["accuracy_lost"] <= max_accuracy_loss + 1e-12
+    recall = numpy.where(allowed, curve["nil_recall"], -1.0)
+    best = recall.max()
+    candidates = numpy.flatnonzero(recall == best)
+    return int(candidates[numpy.argmin(curve["accuracy_lost"][candidates])])
+
+
+def fit_nil_rules(probs: Sequence[float], scores: Sequence[float], correct: Sequence[bool],
+                  linkable: Sequence[bool], is_nil: Sequence[bool],
+                  has_candidate: Optional[Sequence[bool]] = None, *,
+                  max_accuracy_loss: float = 0.02, grid: int = 40) -> Dict[str, Dict]:
+    """Each NIL rule's settings fitted on dev mentions: per mention, the top candidate's
+    p(synonym) and retrieval score, whether it is right, whether the mention is linkable
+    or NIL, and whether it has a candidate at all. Each rule answers NIL as often as it
+    can on the NIL mentions while losing at most `max_accuracy_loss` (a share, 0.02 = 2
+    points) of acc@1 on the linkable ones; "combined" also chooses the direction of its
+    margin (see below). Also "score" (the score alone, bio_linker's
+    `threshold`), for comparison. Each entry has its dev "accuracy_lost" and
+    "nil_recall"."""
+    probs = numpy.asarray(probs, dtype=numpy.float64)
+    scores = numpy.asarray(scores, dtype=numpy.float64)
+    none = (numpy.zeros(len(probs), dtype=bool) if has_candidate is None
+            else ~numpy.asarray(has_candidate, dtype=bool))
+    args = (correct, linkable, is_nil, none)
+    out: Dict[str, Dict] = {}
+
+    def point(curve, **settings):
+        i = best_point(curve, max_accuracy_loss)
+        return {**settings, "accuracy_lost": float(curve["accuracy_lost"][i]),
+                "nil_recall": float(curve["nil_recall"][i]), "_i": i}
+
+    p_curve = nil_curve(probs, *args)
+    fitted = point(p_curve)
+    out["verifier"] = {"threshold": float(numpy.clip(p_curve["threshold"][fitted["_i"]], 0, 1)),
+                       **fitted}
+    curve = nil_curve(scores, *args)
+    fitted = point(curve)
+    out["score"] = {"score_threshold": float(curve["threshold"][fitted["_i"]]), **fitted}
+    # "either": t1 among the p cuts that lose little enough on their own (`grid` of them,
+    # evenly spaced, and always the last), then the best t2 for each.
+    best = None
+    feasible = numpy.flatnonzero(p_curve["accuracy_lost"] <= max_accuracy_loss + 1e-12)
+    picks = numpy.unique(numpy.r_[feasible[numpy.linspace(0, len(feasible) - 1, grid)
+                                           .round().astype(int)], feasible[-1]])
+    for t1 in numpy.clip(p_curve["threshold"][picks], 0.0, 1.0):
+        curve = nil_curve(scores, correct, linkable, is_nil, none | (probs < t1))
+        fitted = point(curve)
+        if fitted["accuracy_lost"] > max_accuracy_loss + 1e-12:
+            continue  # t1 alone loses too much
+        key = (fitted["nil_recall"], -fitted["accuracy_lost"])
+        if best is None or key > best[0]:
+            best = (key, {"threshold": float(t1),
+                          "score_threshold": float(curve["threshold"][fitted["_i"]]), **fitted})
+    out["either"] = best[1]
+    # "combined": the margin's direction is the logistic regression's ("is the top
+    # candidate right?") or one of `grid` + 1 mixes of the standardised logit(p) and
+    # score, whichever answers NIL most often within the budget; its bias is the cut.
+    features = numpy.c_[logit(probs), scores]
+    std = features[~none].std(axis=0) if (~none).any() else numpy.ones(2)
+    std[std == 0] = 1.0
+    fitted_lr = fit_logistic(features[~none], numpy.asarray(correct, dtype=bool)[~none])
+    angles = numpy.linspace(0.0, numpy.pi / 2, grid + 1)
+    directions = [fitted_lr[:2]] + [numpy.array([numpy.cos(a), numpy.sin(a)]) / std
+                                    for a in angles]
+    best = None
+    for direction in directions:
+        curve = nil_curve(features @ direction, *args)
+        fitted = point(curve)
+        key = (fitted["nil_recall"], -fitted["accuracy_lost"])
+        if best is None or key > best[0]:
+            cut = float(curve["threshold"][fitted["_i"]])
+            best = (key, {"weights": [float(direction[0]), float(direction[1]), -cut],
+                          **fitted})
+    out["combined"] = best[1]
+    for settings in out.values():
+        del settings["_i"]
+    return out
+
+
+def choose_nil_rule(fitted: Dict[str, Dict]) -> str:
+    """The rule of fit_nil_rules' output with the most dev NIL answers (the simpler one,
+    in NIL_RULES order, among equals): what nil_rule = "auto" applies."""
+    return max(NIL_RULES, key=lambda r: (fitted[r]["nil_recall"], -NIL_RULES.index(r)))
 
 
 def read_pair_file(path: PathLike) -> Tuple[List[Tuple[str, str]], List[Optional[int]]]:

@@ -246,7 +246,8 @@ def test_bio_linker_verifier_stage(tiny_dictionary, trained_verifier, tmp_path):
     doc.ents = [Span(doc, 0, 2, "Disease"), Span(doc, 3, 6, "Disease")]
     best_name_of = best_name_finder(tiny_dictionary, linker.normalizer.mention)
     t2 = tiny_dictionary.concept_index("D003924")
-    table = {("type 2 diabetes", best_name_of(t2, "type 2 diabetes")): 0.9}
+    query = linker.query_key("type 2 diabetes")  # "type 2 diabete": plurals are stripped
+    table = {(query, best_name_of(t2, query)): 0.9}
     linker.verifier = CandidateVerifier(_LookupModel(table), 0.5, "nil")
     doc = linker(doc)
     assert [e.kb_id_ for e in doc.ents] == ["NIL", "D003924"]
@@ -256,3 +257,219 @@ def test_bio_linker_verifier_stage(tiny_dictionary, trained_verifier, tmp_path):
     nlp.to_disk(tmp_path / "pipe")
     loaded = spacy.load(tmp_path / "pipe").get_pipe("bio_linker")
     assert loaded.verifier is not None and loaded.verifier.mode == "next"
+
+
+# Corpus pairs and NIL rules (issue 6) ------------------------------------
+
+
+def synthetic_pubtator(concepts=range(24), nil_mentions=("fever",)) -> str:
+    """One document per concept: its mention written "cancers of liver" (plural, no
+    article: no dictionary name), then each of `nil_mentions` with id -1."""
+    lines = []
+    pairs = list(itertools.product(ORGANS, LESIONS))
+    for pmid, i in enumerate(concepts, start=1):
+        organ, lesion = pairs[i]
+        text = f"{lesion}s of {organ}"
+        title = f"Patient with {text}."
+        abstract = "Also " + " and ".join(nil_mentions) + "."
+        lines += [f"{pmid}|t|{title}", f"{pmid}|a|{abstract}",
+                  f"{pmid}\t13\t{13 + len(text)}\t{text}\tDisease\tD{i:06d}"]
+        start = len(title) + 1 + len("Also ")
+        for nil in nil_mentions:
+            lines.append(f"{pmid}\t{start}\t{start + len(nil)}\t{nil}\tDisease\t-1")
+            start += len(nil) + len(" and ")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def synthetic_corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("corpus") / "corpus.PubTator.txt"
+    path.write_text(synthetic_pubtator(), encoding="utf8")
+    return path
+
+
+def test_corpus_pairs_are_mentions_against_retrieved_names(synthetic_path, synthetic_corpus):
+    from spacy_biolink.training.pairs import corpus_training_pairs, sub_dictionary, tfidf_linker
+
+    dictionary = load_dictionary(synthetic_path)
+    split = split_concepts(dictionary.n_concepts, (0.17, 0.17), seed=0)
+    pairs, stats = corpus_training_pairs(dictionary, synthetic_corpus, split, negatives=2, k=10)
+    concept_of = {n: c for c in range(dictionary.n_concepts) for n in dictionary.names_of(c)}
+    by_kind = {kind: [(l, r) for l, r, k in zip(pairs.left, pairs.right, pairs.kinds) if k == kind]
+               for kind in ("corpus_positive", "corpus_wrong", "corpus_nil")}
+    # The mention as the linker queries it (plural stripped, folded), against the gold
+    # concept's closest name.
+    liver_cancer = dictionary.concept_index("D000000")
+    assert split[liver_cancer] == 0
+    assert ("cancer of liver", "cancer of the liver") in by_kind["corpus_positive"]
+    # Hard negatives: the closest names of wrong concepts the TF-IDF linker ranks first.
+    train = sub_dictionary(dictionary, concept_names_by_split(dictionary, split)[0], "train")
+    linker = tfidf_linker(train, split_composites=False).get_pipe("bio_linker")
+    ranked = linker.link_texts(["cancer of liver"], 10)["cancer of liver"]
+    best_name_of = best_name_finder(train, linker.normalizer.mention)
+    expected = [best_name_of(c, "cancer of liver") for c, _ in ranked
+                if train.primary_id(c) != "D000000"][:2]
+    wrong = [r for l, r in by_kind["corpus_wrong"] if l == "cancer of liver"]
+    assert wrong == expected and all(concept_of[r] != liver_cancer for r in wrong)
+    # The -1 mention against the top candidate, once.
+    assert len(by_kind["corpus_nil"]) == 1 and by_kind["corpus_nil"][0][0] == "fever"
+    for left, right, label in zip(pairs.left, pairs.right, pairs.labels):
+        assert split[concept_of[right]] == 0, right  # only train names
+    # Dev and test concepts' mentions are left out.
+    held_out = [c for c in range(dictionary.n_concepts) if split[c] > 0]
+    assert stats["held_out_concept"] == len(held_out) > 0
+    held_out_keys = {f"{LESIONS[c % 4]} of {ORGANS[c // 4]}" for c in held_out}
+    assert not held_out_keys & set(pairs.left)
+    assert stats["corpus_positive"] == dictionary.n_concepts - len(held_out)
+
+
+def test_held_out_mentions_categories(synthetic_path, synthetic_corpus):
+    from spacy_biolink.training.pairs import held_out_mentions
+
+    dictionary = load_dictionary(synthetic_path)
+    split = split_concepts(dictionary.n_concepts, (0.17, 0.17), seed=0)
+    links = held_out_mentions(dictionary, synthetic_corpus, split, 1)
+    n_dev, n_test = int((split == 1).sum()), int((split == 2).sum())
+    assert links.counts() == {"linkable": 24 - n_dev - n_test, "removed": n_dev,
+                              "nil_gold": 24, "absent": 0}
+    assert links.skipped["dropped"] == n_test  # test concepts are not looked at on dev
+    assert links.dictionary.n_concepts == 24 - n_dev
+    linkable = links.category_mask("linkable")
+    assert links.top_correct()[linkable].all()
+    assert not links.top_correct()[~linkable].any()
+
+
+def test_nil_curve_and_operating_point():
+    from spacy_biolink.verify import best_point, nil_curve
+
+    confidence = [0.9, 0.8, 0.1, 0.2, 0.5]
+    correct = [True, True, False, False, True]
+    linkable = [True, True, True, False, True]
+    is_nil = [False, False, False, True, False]
+    curve = nil_curve(confidence, correct, linkable, is_nil)
+    # Reject 0, 1 (0.1), 2 (+0.2: the NIL one), 3 (+0.5: a right one), ...
+    assert curve["nil_recall"].tolist() == [0, 0, 1, 1, 1, 1]
+    assert curve["accuracy_lost"].tolist() == pytest.approx([0, 0, 0, 0.25, 0.5, 0.75])
+    i = best_point(curve, 0.0)
+    assert curve["nil_recall"][i] == 1 and 0.2 < curve["threshold"][i] < 0.5
+
+
+def _two_kinds_of_nil(n=200, seed=0):
+    """Linkable mentions have a high p and a high score; half the NIL ones a low p only,
+    half a low score only: only a rule using both finds all of them."""
+    rng = numpy.random.RandomState(seed)
+    p = numpy.r_[rng.uniform(0.6, 1.0, n), rng.uniform(0.0, 0.3, n), rng.uniform(0.6, 1.0, n)]
+    s = numpy.r_[rng.uniform(0.7, 1.0, n), rng.uniform(0.7, 1.0, n), rng.uniform(0.2, 0.5, n)]
+    linkable = numpy.r_[numpy.ones(n, bool), numpy.zeros(2 * n, bool)]
+    return p, s, linkable.copy(), linkable, ~linkable
+
+
+def test_fit_nil_rules_combined_rules_use_both_signals():
+    from spacy_biolink.verify import fit_nil_rules, nil_rule_rejects
+
+    p, s, correct, linkable, is_nil = _two_kinds_of_nil()
+    fitted = fit_nil_rules(p, s, correct, linkable, is_nil, max_accuracy_loss=0.0)
+    assert fitted["verifier"]["nil_recall"] == pytest.approx(0.5, abs=0.02)
+    assert fitted["score"]["nil_recall"] == pytest.approx(0.5, abs=0.02)
+    assert fitted["either"]["nil_recall"] == 1.0 and fitted["either"]["accuracy_lost"] == 0.0
+    assert fitted["combined"]["nil_recall"] > fitted["verifier"]["nil_recall"] + 0.2
+    # Applying the fitted settings gives what was measured while fitting.
+    for rule in ("verifier", "either", "combined"):
+        rejected = nil_rule_rejects({"rule": rule, **fitted[rule]}, p, s)
+        assert rejected[is_nil].mean() == pytest.approx(fitted[rule]["nil_recall"])
+        assert (rejected & correct)[linkable].mean() == pytest.approx(fitted[rule]["accuracy_lost"])
+
+
+def test_verify_links_either_and_combined_rules(tiny_dictionary):
+    t2 = tiny_dictionary.concept_index("D003924")
+    best_name_of = best_name_finder(tiny_dictionary)
+    table = {("type 2 diabetes", "Type 2 diabetes"): 0.9, ("diabetes", "Type 2 diabetes"): 0.9}
+    mentions = ["type 2 diabetes", "diabetes"]
+    candidates = [[(t2, 0.95)], [(t2, 0.3)]]  # same p, very different retrieval scores
+    verifier = CandidateVerifier(_LookupModel(table), 0.5, "nil")
+    assert verify_links(verifier, mentions, candidates, best_name_of) == candidates
+    either = CandidateVerifier(_LookupModel(table), 0.5, "nil", rule="either", score_threshold=0.5)
+    assert verify_links(either, mentions, candidates, best_name_of) == [candidates[0], []]
+    # logit(0.9) = 2.197: 1 * 2.197 + 10 * score - 7 >= 0 only for the higher score.
+    combined = CandidateVerifier(_LookupModel(table), 0.5, "nil", rule="combined",
+                                 weights=[1.0, 10.0, -7.0])
+    assert verify_links(combined, mentions, candidates, best_name_of) == [candidates[0], []]
+
+
+def test_nil_rule_settings_are_checked():
+    model = _LookupModel({})
+    with pytest.raises(BioLinkError, match="E708"):
+        CandidateVerifier(model, 0.5, rule="both")
+    with pytest.raises(BioLinkError, match="E709.*score_threshold"):
+        CandidateVerifier(model, 0.5, rule="either")
+    with pytest.raises(BioLinkError, match="E709.*weights"):
+        CandidateVerifier(model, 0.5, rule="combined", weights=[1.0, 2.0])
+
+
+def test_nil_rule_round_trips(trained_verifier, tmp_path):
+    output, _ = trained_verifier
+    with pytest.raises(BioLinkError, match="E710"):
+        CandidateVerifier.from_trained(output, rule="combined")  # no dev-fitted weights
+    verifier = CandidateVerifier.from_trained(output, rule="combined", weights=[1.0, 2.0, -3.0])
+    either = CandidateVerifier.from_trained(output, rule="either", score_threshold=0.4)
+    for original in (verifier, either):
+        loaded = CandidateVerifier.from_bytes(original.to_bytes())
+        assert loaded.nil_settings() == original.nil_settings()
+        original.to_disk(tmp_path / original.rule)
+        loaded = CandidateVerifier.from_disk(tmp_path / original.rule)
+        assert loaded.nil_settings() == original.nil_settings()
+
+
+@pytest.fixture(scope="module")
+def corpus_trained_verifier(synthetic_path, synthetic_corpus, tmp_path_factory):
+    """configs/siamese.cfg with corpus pairs from, and NIL rules fitted on, the synthetic
+    corpus (dev is the same corpus: its dev-split concepts are what is removed)."""
+    from pathlib import Path
+
+    from spacy_biolink.training.run import train_from_config
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    output = tmp_path_factory.mktemp("corpus_verifier")
+    config = Path(__file__).resolve().parents[1] / "configs" / "siamese.cfg"
+    overrides = {"paths.dictionary": str(synthetic_path), "paths.train": str(synthetic_corpus),
+                 "paths.dev": str(synthetic_corpus), "encoder.embed_dim": 16,
+                 "encoder.lstm_hidden": 16, "encoder.dense_sizes": [16, 8],
+                 "training.max_epochs": 3, "training.batch_size": 32,
+                 "training.learning_rate": 0.01, "training.dev_fraction": 0.17,
+                 "training.test_fraction": 0.17, "training.corpus_pairs": True,
+                 "training.corpus_repeat": 2, "training.nil_max_accuracy_loss": 0.1}
+    return output, train_from_config(config, output, overrides=overrides), overrides, config
+
+
+def test_trainer_adds_corpus_pairs_and_fits_nil_rules(corpus_trained_verifier):
+    output, meta, _, _ = corpus_trained_verifier
+    counts = meta["pairs"]["train"]
+    assert counts["corpus_positive"] == 2 * meta["corpus_pairs"]["corpus_positive"] > 0
+    assert counts["corpus_wrong"] > 0 and counts["corpus_nil"] == 2
+    assert meta["corpus_pairs"]["held_out_concept"] > 0
+    assert set(meta["nil_rules"]) == {"verifier", "either", "combined"}
+    assert meta["nil_rule"] in meta["nil_rules"]
+    assert meta["nil_dev"]["mentions"]["removed"] > 0
+    assert "dev_link_auc" in (output / "training.jsonl").read_text(encoding="utf8")
+    verifier = CandidateVerifier.from_trained(output)
+    assert verifier.rule == meta["nil_rule"]
+    combined = CandidateVerifier.from_trained(output, rule="combined")
+    assert combined.weights == pytest.approx(meta["nil_rules"]["combined"]["weights"])
+    either = CandidateVerifier.from_trained(output, rule="either")
+    assert (either.threshold, either.score_threshold) == pytest.approx(
+        (meta["nil_rules"]["either"]["threshold"], meta["nil_rules"]["either"]["score_threshold"]))
+
+
+def test_trainer_settings_are_checked(corpus_trained_verifier, tmp_path):
+    from spacy_biolink.training.run import train_from_config
+
+    _, _, overrides, config = corpus_trained_verifier
+    for change, code in (({"paths.train": None}, "E711.*paths. train"),
+                         ({"training.corpus_pairs": False, "paths.dev": None,
+                           "training.nil_rule": "combined"}, "E711.*paths. dev"),
+                         ({"training.nil_rule": "best"}, "E712")):
+        with pytest.raises(BioLinkError, match=code):
+            train_from_config(config, tmp_path / "out", overrides={**overrides, **change,
+                                                                   "training.max_epochs": 0})
