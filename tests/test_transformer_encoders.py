@@ -252,3 +252,17 @@ def test_biosyn_trains_on_distinct_mention_concept_pairs(data, tmp_path):
         dictionary, corpus, MentionNormalizer(), seed=0)
     assert len(repeated) == 3 * len(distinct)
     assert len(set(distinct)) == len(distinct)
+
+
+def test_biosyn_zero_epochs_saves_the_untrained_backbone(backbone, data, tmp_path):
+    out = tmp_path / "untrained"
+    meta = train_from_config(CONFIGS / "biosyn.cfg", out, overrides=train_overrides(
+        data, backbone, **{**BIOSYN_FAST, "training.max_epochs": 0}))
+    assert meta["epoch"] == 0 and meta["sparse_weight"] == 0.0
+    untrained, _, _ = build_for_training({"paths": {"backbone": str(backbone)},
+                                          "encoder": {"@architectures": "spacy-biolink.BioSynEncoder.v1"}})
+    from spacy_biolink.encoders.transformer import embed
+
+    saved, _ = load_encoder(out)
+    texts = [t for t, _ in MENTIONS]
+    assert numpy.allclose(embed(saved, texts), embed(untrained, texts), atol=1e-5)

@@ -153,6 +153,11 @@ class BioSynTrainer:
                                          "module": module.state_dict(),
                                          "optimizer": optimizer.state_dict(),
                                          "torch_rng": torch.get_rng_state()})
+        if self.max_epochs == 0 and not resume:
+            # No training asked for: the backbone as it is, the untrained baseline of
+            # BioSyn's tables (its dense score alone while lambda is 0).
+            meta.update({"epoch": 0, "sparse_weight": sparse_weight(model)})
+            save_encoder(output_dir, model, model_config, index_config=SPARSE_INDEX, meta=meta)
         log.plot(title="BioSyn")
         if (output_dir / META_FILE).is_file():
             import srsly
