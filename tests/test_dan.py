@@ -16,6 +16,8 @@ torch = pytest.importorskip("torch")
 
 DIM = 16
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "dan.cfg"
+# configs/dan.cfg's validation schedule (the trainer's own defaults are the paper's: 0, 1)
+EVAL_FREQUENCY, PATIENCE = 200, 10
 CORPUS = """\
 1|t|NIDDM and megacolon.
 1|a|Selective tooth agenesis type 6 and Huntington disease.
@@ -39,7 +41,8 @@ def overfit_overrides(tmp_path, **extra):
             "training.zero_shot_concepts": 0, "training.test_rounds": 0,
             "training.validation_rounds": 0, "training.max_epochs": 40,
             "training.batch_size": 8, "training.learning_rate": 0.01,
-            "encoder.hidden_width": 64, "encoder.dropout": 0.0, **extra}
+            "encoder.hidden_width": 64, "encoder.dropout": 0.0,
+            "training.eval_frequency": 0, "training.patience": 1, **extra}
 
 
 @pytest.fixture(scope="module")
@@ -216,22 +219,148 @@ def test_training_excludes_held_out_names_and_zero_shot_concepts(tmp_path):
     assert added == len(texts) - len(split.indices(TRAIN)) and added >= 1
 
 
-def test_train_cli_writes_split_and_early_stops_on_validation(tmp_path):
+def scripted_validation(monkeypatch, scores):
+    """Make the trainer's validation mAPs `scores`, in order (a callable: i -> score), and
+    keep the validation names' encodings each validation saw."""
+    import spacy_biolink.training.dan as dan_training
+
+    seen = []
+    ranking_metrics = dan_training.ranking_metrics
+
+    def scripted(queries, *args, **kwargs):
+        seen.append(numpy.array(queries))
+        score = scores(len(seen) - 1) if callable(scores) else scores[len(seen) - 1]
+        return {**ranking_metrics(queries, *args, **kwargs), "mAP": score}
+
+    monkeypatch.setattr(dan_training, "ranking_metrics", scripted)
+    return seen
+
+
+def train_with_validation(tmp_path, *, resume=False, **training):
     from spacy_biolink.training import train_from_config
 
     torch.set_num_threads(1)
-    (tmp_path / "medic.txt").write_text(TINY_MEDIC, encoding="utf8")
-    tiny_vectors().to_disk(tmp_path / "vec")
-    meta = train_from_config(CONFIG, tmp_path / "out", overrides={
-        **overfit_overrides(tmp_path), "training.validation_rounds": 1,
-        "training.max_epochs": 6, "training.learning_rate": 0.05})
+    if not (tmp_path / "medic.txt").exists():
+        (tmp_path / "medic.txt").write_text(TINY_MEDIC, encoding="utf8")
+        tiny_vectors().to_disk(tmp_path / "vec")
+    overrides = {**overfit_overrides(tmp_path), "training.validation_rounds": 1,
+                 "training.batch_size": 2, "training.learning_rate": 0.05,
+                 **{f"training.{k}": v for k, v in training.items()}}
+    meta = train_from_config(CONFIG, tmp_path / "out", overrides=overrides, resume=resume)
     records = [json.loads(line) for line in (tmp_path / "out" / "training.jsonl").open()]
-    scores = [r["validation_mAP"] for r in records]
-    assert meta["split"]["names"]["validation"] >= 1
-    if meta["stopped_early"]:
-        # Stopped at the first drop, keeping the epoch before it.
-        assert scores[-1] < scores[-2] and records[-1]["kept_epoch"] == len(records) - 1
-        assert all(b >= a for a, b in zip(scores[:-2], scores[1:-1]))
-        assert meta["validation_mAP"] == scores[-2]
-    else:
-        assert all(b >= a for a, b in zip(scores, scores[1:])) and len(records) == 6
+    return meta, records
+
+
+def kept_validation_encodings(tmp_path):
+    from spacy_biolink.encoders.saved import load_encoder
+    from spacy_biolink.evaluation.synonym_retrieval import VALIDATION, SynonymSplit
+
+    model, _ = load_encoder(tmp_path / "out")
+    split = SynonymSplit.from_disk(tmp_path / "out" / "split.json")
+    return model.predict(split.texts_of(VALIDATION))
+
+
+def test_train_cli_writes_split_and_stops_at_first_drop_keeping_the_epoch_before(
+        tmp_path, monkeypatch):
+    # eval_frequency 0 + patience 1: the paper's rule. A tie is no drop (epoch 3 is kept
+    # over epoch 2); the drop at epoch 4 stops training.
+    seen = scripted_validation(monkeypatch, [0.3, 0.5, 0.5, 0.45])
+    meta, records = train_with_validation(tmp_path, eval_frequency=0, patience=1,
+                                          max_epochs=10)
+    steps_per_epoch = meta["steps_per_epoch"]
+    assert meta["split"]["names"]["validation"] >= 1 and steps_per_epoch > 1
+    assert [r["epoch"] for r in records] == [1, 2, 3, 4]
+    assert [r["step"] for r in records] == [steps_per_epoch * e for e in (1, 2, 3, 4)]
+    assert [r["validation_mAP"] for r in records] == [0.3, 0.5, 0.5, 0.45]
+    assert records[-1]["stopped"] and "best" not in records[-1]
+    assert meta["stopped_early"] and meta["epochs_trained"] == 4
+    assert meta["best_epoch"] == 3 and meta["best_step"] == 3 * steps_per_epoch
+    assert meta["validation_mAP"] == 0.5 and meta["validations"] == 4
+    kept = kept_validation_encodings(tmp_path)
+    numpy.testing.assert_allclose(kept, seen[2], atol=1e-6)
+    assert not numpy.allclose(kept, seen[3], atol=1e-4)
+
+
+def test_eval_frequency_validates_every_n_steps_within_epochs(tmp_path, monkeypatch):
+    seen = scripted_validation(monkeypatch, lambda i: 0.1 + 0.01 * i)
+    meta, records = train_with_validation(tmp_path, eval_frequency=3, patience=1, max_epochs=2)
+    steps_per_epoch = meta["steps_per_epoch"]
+    total = 2 * steps_per_epoch
+    assert total % 3  # so that the last step is off the schedule
+    # Every 3 steps across the epoch boundary, and once more after the last step.
+    expected = list(range(3, total + 1, 3)) + [total]
+    assert [r["step"] for r in records] == expected
+    assert [r["epoch"] for r in records] == [
+        s // steps_per_epoch if s % steps_per_epoch == 0 else round(s / steps_per_epoch, 4)
+        for s in expected]
+    assert any(r["epoch"] != int(r["epoch"]) for r in records)  # validations inside an epoch
+    assert all({"loss", "loss_syn", "loss_proto", "validation_mAP"} <= set(r) for r in records)
+    assert len(seen) == len(expected) == meta["validations"]
+    assert not meta["stopped_early"] and meta["best_step"] == total
+    assert meta["steps_trained"] == total and meta["epochs_trained"] == 2
+
+
+def test_patience_counts_validations_without_improvement_and_keeps_the_best(tmp_path,
+                                                                           monkeypatch):
+    # patience 2: the dip at step 3 is survived; steps 5 and 6 are both below the best
+    # (step 4, a tie with step 2, counts as the newer best), so training stops at step 6.
+    scores = [0.2, 0.4, 0.3, 0.4, 0.35, 0.33]
+    seen = scripted_validation(monkeypatch, scores)
+    meta, records = train_with_validation(tmp_path, eval_frequency=1, patience=2,
+                                          max_epochs=50)
+    assert [r["step"] for r in records] == [1, 2, 3, 4, 5, 6]
+    assert [r["validation_mAP"] for r in records] == scores
+    assert [bool(r.get("best")) for r in records] == [True, True, False, True, False, False]
+    assert records[-1]["stopped"] and meta["stopped_early"]
+    assert meta["best_step"] == 4 and meta["validation_mAP"] == 0.4
+    assert meta["steps_trained"] == 6
+    kept = kept_validation_encodings(tmp_path)
+    numpy.testing.assert_allclose(kept, seen[3], atol=1e-6)
+    assert not numpy.allclose(kept, seen[5], atol=1e-4)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    assert (tmp_path / "out" / "training.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_resume_continues_steps_validations_and_best(tmp_path, monkeypatch):
+    scripted_validation(monkeypatch, lambda i: 0.1 + 0.01 * i)
+    first, _ = train_with_validation(tmp_path, eval_frequency=3, patience=5, max_epochs=2)
+    meta, records = train_with_validation(tmp_path, eval_frequency=3, patience=5,
+                                          max_epochs=3, resume=True)
+    total = 3 * meta["steps_per_epoch"]
+    steps = [r["step"] for r in records]
+    assert steps == sorted(set(steps)) and steps[-1] == total
+    assert meta["steps_trained"] == total and meta["best_step"] == total
+    assert first["steps_trained"] == 2 * meta["steps_per_epoch"]
+
+
+def test_validation_schedule_settings_and_their_defaults(tmp_path):
+    from spacy import util
+
+    from spacy_biolink.training.dan import DanTrainer
+
+    paper = registry.resolve({"t": {"@misc": "spacy-biolink.DanTrainer.v1"}})["t"]
+    assert (paper.eval_frequency, paper.patience) == (0, 1)
+    shipped = registry.resolve({"t": util.load_config(CONFIG)["training"]})["t"]
+    assert (shipped.eval_frequency, shipped.patience) == (EVAL_FREQUENCY, PATIENCE)
+    for bad in ({"eval_frequency": -1}, {"patience": 0}):
+        with pytest.raises(BioLinkError, match="E644"):
+            DanTrainer(**bad)({"paths": {}}, tmp_path)
+
+
+def test_resume_reads_a_checkpoint_written_before_the_validation_schedule():
+    from spacy_biolink.training.dan import _Progress
+
+    weights = {"hidden.weight": torch.zeros(2, 2)}
+    # Stopped at the drop of epoch 2: the network holds epoch 1's weights.
+    stopped = _Progress.from_checkpoint({"epoch": 2, "history": [0.4], "network": weights,
+                                         "optimizer": {}, "stopped": True}, 10)
+    assert (stopped.step, stopped.best_step, stopped.best_score) == (20, 10, 0.4)
+    assert stopped.stopped and stopped.best_state is weights
+    running = _Progress.from_checkpoint({"epoch": 3, "history": [0.3, 0.4, 0.5],
+                                         "network": weights, "optimizer": {},
+                                         "previous": weights}, 10)
+    assert (running.step, running.best_step, running.best_score) == (30, 30, 0.5)
+    assert not running.stopped and running.validations == 3

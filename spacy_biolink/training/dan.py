@@ -15,17 +15,25 @@ Per epoch:
    as positive, L_syn = cosine triplet loss; for the batch's concepts, the mean encoding
    of a random `synonym_dropout` share of their names vs the CCA-projected prototype,
    L_proto = cosine distance; Adam on L_syn + L_proto;
-3. validation mAP (validation names ranking the training names); at its first drop,
-   the previous epoch's weights are kept and training stops.
+3. validation mAP (validation names ranking the training names) every `eval_frequency`
+   steps (0: at the end of each epoch), and once after the last step; the weights of the
+   best validation are kept (a tie counts as better), and training stops after `patience`
+   validations without a better one. eval_frequency = 0, patience = 1 (the defaults) is
+   the paper's rule: stop at the first drop, keep the epoch before it.
+Each validation is a line of OUTPUT/training.jsonl ("epoch" is fractional inside an
+epoch, "step" counts optimizer steps; the losses are averaged since the last validation),
+plotted in OUTPUT/training.png.
 Before training, CCA is fitted between the training names' mean word vectors and their
 concepts' prototypes (mean name vectors) and frozen in the network (use_cca = false: the
-plain DAN). With [paths] dev, the dev acc@1 of the linker is logged each epoch, and a
-hybrid DAN + TF-IDF encoder is saved in OUTPUT/hybrid with its weight fitted on dev.
+plain DAN). With [paths] dev, the dev acc@1 of the kept encoder's linker goes to the meta,
+and a hybrid DAN + TF-IDF encoder is saved in OUTPUT/hybrid with its weight fitted on dev.
 """
 import copy
+import json
 import logging
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Iterator, Optional, Sequence
 
 import numpy
 from tqdm import tqdm
@@ -56,6 +64,7 @@ class DanTrainer:
                  learning_rate: float = 1e-3, margin: float = 0.1, n_nearest: int = 200,
                  synonym_dropout: float = 0.5, max_prototype_names: int = 32,
                  use_cca: bool = True, cca_regularization: float = 1e-3,
+                 eval_frequency: int = 0, patience: int = 1,
                  split_seed: int = 1, zero_shot_concepts: float = 1000, test_rounds: int = 1,
                  validation_rounds: int = 1, use_corpus: bool = True,
                  hybrid_sparse_weights: Sequence[float] = (0.5, 1.0, 2.0, 4.0)):
@@ -68,6 +77,8 @@ class DanTrainer:
         self.max_prototype_names = max_prototype_names
         self.use_cca = use_cca
         self.cca_regularization = cca_regularization
+        self.eval_frequency = eval_frequency
+        self.patience = patience
         self.split_seed = split_seed
         self.zero_shot_concepts = zero_shot_concepts
         self.test_rounds = test_rounds
@@ -122,6 +133,7 @@ class DanTrainer:
 
         from ..encoders.dan import dan_network, fit_cca, set_word_vectors
 
+        self._check_settings()
         output_dir = Path(output_dir)
         output_dir.mkdir(parents=True, exist_ok=True)
         seed = int(config.get("system", {}).get("seed", 0))
@@ -146,89 +158,120 @@ class DanTrainer:
         members = _members(concepts)
         anchors = numpy.array([i for i, c in enumerate(concepts.tolist())
                                if len(members[c]) > 1], numpy.int64)
+        steps_per_epoch = -(-len(anchors) // self.batch_size)
         validation = split.indices(VALIDATION)
-        validation_texts = [split.texts[i] for i in validation]
+        validation_inputs = vectors.mean_many([split.texts[i] for i in validation])
         validation_concepts = split.concepts[validation]
+
+        def validation_map() -> Optional[float]:
+            if not len(validation):
+                return None
+            return ranking_metrics(_encode(model, validation_inputs), validation_concepts,
+                                   _encode(model, inputs), concepts)["mAP"]
 
         optimizer = torch.optim.Adam(network.parameters(), lr=self.learning_rate)
         log = TrainingLog(output_dir, resume=resume)
-        history: List[float] = []
-        previous_state: Optional[Dict] = None
+        progress = _Progress()
         start_epoch = 0
         checkpoint = load_checkpoint(output_dir) if resume else None
         if checkpoint is not None:
             network.load_state_dict(checkpoint["network"])
             optimizer.load_state_dict(checkpoint["optimizer"])
-            history = list(checkpoint["history"])
-            previous_state = checkpoint.get("previous") or None
+            progress = _Progress.from_checkpoint(checkpoint, steps_per_epoch)
             start_epoch = int(checkpoint["epoch"])
-            logger.info("resuming CCA+DAN after epoch %d", start_epoch)
+            _drop_records_after(log, progress.step)
+            logger.info("resuming CCA+DAN after epoch %d (step %d)", start_epoch, progress.step)
         input_tensor = torch.as_tensor(inputs)
         concept_tensor = torch.as_tensor(concepts)
-        stopped_early = False
         for epoch in range(start_epoch, self.max_epochs):
-            if checkpoint is not None and checkpoint.get("stopped"):
-                stopped_early = True
+            if progress.stopped:
                 break
             rng = numpy.random.default_rng([seed, epoch])
-            losses = self._epoch(network, optimizer, input_tensor, concept_tensor, prototypes,
-                                 members, anchors, rng, epoch)
-            record = {"epoch": epoch + 1, **losses}
-            if len(validation):
-                score = ranking_metrics(model.predict(validation_texts), validation_concepts,
-                                        model.predict(texts), concepts)["mAP"]
-                record["validation_mAP"] = score
-                if history and score < history[-1]:
-                    network.load_state_dict(previous_state)
-                    record["kept_epoch"] = epoch
-                    log.log(**record)
-                    stopped_early = True
-                    save_checkpoint(output_dir, {"network": network.state_dict(),
-                                                 "optimizer": optimizer.state_dict(),
-                                                 "history": history, "epoch": epoch + 1,
-                                                 "stopped": True})
-                    break
-                history.append(score)
-            log.log(**record)
-            previous_state = copy.deepcopy(network.state_dict())
+            for losses in self._epoch(network, optimizer, input_tensor, concept_tensor,
+                                      prototypes, members, anchors, rng, epoch):
+                progress.add(losses)
+                if self.eval_frequency and progress.step % self.eval_frequency == 0:
+                    self._validate(progress, validation_map, network, log, steps_per_epoch)
+                    if progress.stopped:
+                        break
+            # With eval_frequency 0 every epoch ends with a validation; otherwise the last does.
+            due = not self.eval_frequency or epoch + 1 == self.max_epochs
+            if progress.pending and not progress.stopped and due:
+                self._validate(progress, validation_map, network, log, steps_per_epoch)
             save_checkpoint(output_dir, {"network": network.state_dict(),
                                          "optimizer": optimizer.state_dict(),
-                                         "history": history, "epoch": epoch + 1,
-                                         "previous": previous_state})
-        log.plot(title="CCA+DAN" if self.use_cca else "DAN")
+                                         "epoch": epoch + 1, "progress": progress.to_state()})
+        if progress.best_state is not None:
+            network.load_state_dict(progress.best_state)
+        _plot(log, title="CCA+DAN" if self.use_cca else "DAN")
 
         meta = {"method": "CCA+DAN" if self.use_cca else "DAN", "settings": self.settings(),
                 "seed": seed, "vectors": str(config["paths"]["vectors"]),
                 "split": split.describe(), "training_names": len(texts),
                 "corpus_mentions_added": corpus_added, "anchors": int(len(anchors)),
-                "epochs_trained": len(history) if history else self.max_epochs,
-                "stopped_early": stopped_early,
-                "validation_mAP": history[-1] if history else None}
+                "steps_per_epoch": steps_per_epoch, "steps_trained": progress.step,
+                "epochs_trained": _epochs(progress.step, steps_per_epoch),
+                "validations": progress.validations, "stopped_early": progress.stopped,
+                "validation_mAP": progress.best_score,
+                "best_step": progress.best_step if progress.best_state is not None else None,
+                "best_epoch": (_epochs(progress.best_step, steps_per_epoch)
+                               if progress.best_state is not None else None)}
         dev_path = config.get("paths", {}).get("dev")
         if dev_path not in (None, "", "null"):
             meta.update(self._dev_scores(config, model, model_config, dictionary, output_dir))
         save_encoder(output_dir, model, model_config, index_config=FAISS_FLAT, meta=meta)
         return meta
 
+    def _check_settings(self) -> None:
+        if self.eval_frequency < 0:
+            raise BioLinkError(Errors.E644.format(
+                setting="eval_frequency", value=self.eval_frequency,
+                reason="give a number of training steps, or 0 to validate once per epoch"))
+        if self.patience < 1:
+            raise BioLinkError(Errors.E644.format(
+                setting="patience", value=self.patience,
+                reason="give the number of validations without a better mAP before stopping "
+                       "(1 = the paper's stop at the first drop)"))
+
+    def _validate(self, progress: "_Progress", validation_map, network, log: TrainingLog,
+                  steps_per_epoch: int) -> None:
+        """Log the losses since the last validation and the validation mAP; keep the best
+        weights (a tie counts as better: the paper stops only on a drop) and stop after
+        `patience` validations without a better one."""
+        record = {"epoch": _epochs(progress.step, steps_per_epoch), "step": progress.step,
+                  **progress.mean_losses()}
+        score = validation_map()
+        if score is not None:
+            record["validation_mAP"] = score
+            if progress.best_score is None or score >= progress.best_score:
+                progress.best_score, progress.best_step, progress.bad = score, progress.step, 0
+                progress.best_state = copy.deepcopy(network.state_dict())
+                record["best"] = True
+            else:
+                progress.bad += 1
+                if progress.bad >= self.patience:
+                    progress.stopped = True
+                    record["stopped"] = True
+                    logger.info("CCA+DAN: no better validation mAP in %d validation(s), stopping; "
+                                "keeping step %d (mAP %.4f)", progress.bad, progress.best_step,
+                                progress.best_score)
+        progress.validations += 1
+        log.log(**record)
+
     def _epoch(self, network, optimizer, inputs, concepts, prototypes: numpy.ndarray,
                members: Dict[int, numpy.ndarray], anchors: numpy.ndarray,
-               rng: numpy.random.Generator, epoch: int) -> Dict[str, float]:
+               rng: numpy.random.Generator, epoch: int) -> Iterator[Dict[str, float]]:
+        """One pass over the anchors; yields the losses after each optimizer step, so the
+        caller can validate between steps."""
         import torch
 
         from .losses import cosine_triplet_batch_mean, prototype_cosine_distance
-        from .samplers import distance_weighted_negatives
 
-        network.eval()
-        with torch.no_grad():
-            encoded = torch.nn.functional.normalize(network(inputs), dim=-1).numpy()
-        negatives = distance_weighted_negatives(encoded, concepts.numpy(),
-                                                n_nearest=self.n_nearest, rng=rng)
+        negatives = self._negatives(network, inputs, concepts, rng)
         with torch.no_grad():
             targets_all = network.project_concepts(torch.as_tensor(prototypes))
         network.train()
         order = rng.permutation(anchors)
-        totals = {"loss": 0.0, "loss_syn": 0.0, "loss_proto": 0.0}
-        steps = 0
         concept_array = concepts.numpy()
         for start in tqdm(range(0, len(order), self.batch_size), desc=f"CCA+DAN epoch {epoch + 1}",
                           unit="batch", leave=False, disable=len(order) < 20 * self.batch_size):
@@ -257,11 +300,21 @@ class DanTrainer:
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            totals["loss"] += loss.item()
-            totals["loss_syn"] += loss_syn.item()
-            totals["loss_proto"] += loss_proto.item()
-            steps += 1
-        return {k: v / max(steps, 1) for k, v in totals.items()}
+            yield {"loss": loss.item(), "loss_syn": loss_syn.item(),
+                   "loss_proto": loss_proto.item()}
+
+    def _negatives(self, network, inputs, concepts, rng: numpy.random.Generator) -> numpy.ndarray:
+        """One distance-weighted negative per training name, from its current encoding."""
+        import torch
+
+        from .samplers import distance_weighted_negatives
+
+        network.eval()
+        with torch.no_grad():
+            encoded = torch.nn.functional.normalize(network(inputs), dim=-1).numpy()
+        network.train()
+        return distance_weighted_negatives(encoded, concepts.numpy(), n_nearest=self.n_nearest,
+                                           rng=rng)
 
     # Dev ------------------------------------------------------------------------
 
@@ -310,3 +363,78 @@ def _other_member(names: numpy.ndarray, anchor: int, rng: numpy.random.Generator
     pick = int(names[rng.integers(len(names) - 1)])
     # Drawing from the names minus the anchor: the anchor's slot takes the last name.
     return int(names[-1]) if pick == anchor else pick
+
+
+@dataclass
+class _Progress:
+    """Where training stands, saved in the checkpoint: the step count, the losses since
+    the last validation, and the best validation so far with its weights."""
+    step: int = 0
+    pending: int = 0
+    totals: Dict[str, float] = field(default_factory=dict)
+    validations: int = 0
+    best_score: Optional[float] = None
+    best_step: int = 0
+    best_state: Optional[Dict] = None
+    bad: int = 0
+    stopped: bool = False
+
+    def add(self, losses: Dict[str, float]) -> None:
+        self.step += 1
+        self.pending += 1
+        for key, value in losses.items():
+            self.totals[key] = self.totals.get(key, 0.0) + value
+
+    def mean_losses(self) -> Dict[str, float]:
+        means = {key: value / max(self.pending, 1) for key, value in self.totals.items()}
+        self.pending, self.totals = 0, {}
+        return means
+
+    def to_state(self) -> Dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint: Dict, steps_per_epoch: int) -> "_Progress":
+        if "progress" in checkpoint:
+            return cls(**checkpoint["progress"])
+        # Written before eval_frequency / patience: once per epoch, the last score the best.
+        history = list(checkpoint.get("history", []))
+        stopped = bool(checkpoint.get("stopped"))
+        epochs = int(checkpoint["epoch"]) - (1 if stopped else 0)
+        best = checkpoint["network"] if stopped else checkpoint.get("previous")
+        return cls(step=int(checkpoint["epoch"]) * steps_per_epoch, validations=len(history),
+                   best_score=history[-1] if history else None,
+                   best_step=epochs * steps_per_epoch, best_state=best or None,
+                   stopped=stopped)
+
+
+def _encode(model, inputs: numpy.ndarray) -> numpy.ndarray:
+    """model.predict(texts), from the texts' mean word vectors (computed once)."""
+    from ..encoders.dan import l2_normalize
+
+    rows = numpy.asarray(model.layers[0].predict(inputs), dtype=numpy.float32)
+    return l2_normalize(rows) if model.attrs["normalize"] else rows
+
+
+def _epochs(step: int, steps_per_epoch: int):
+    """Training progress in epochs: 1 at the end of the first epoch, 0.25 a quarter in."""
+    epochs = step / max(steps_per_epoch, 1)
+    return int(epochs) if epochs == int(epochs) else round(epochs, 4)
+
+
+def _drop_records_after(log: TrainingLog, step: int) -> None:
+    """On --resume: forget the log lines of steps after the checkpoint (they are redone)."""
+    kept = [r for r in log.records if r.get("step", 0) <= step]
+    if len(kept) != len(log.records):
+        log.records[:] = kept
+        log.path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf8")
+
+
+def _plot(log: TrainingLog, title: str) -> None:
+    """training.png against (fractional) epochs; the step count is no curve of its own."""
+    records = log.records
+    log.records = [{k: v for k, v in r.items() if k != "step"} for r in records]
+    try:
+        log.plot(title=title)
+    finally:
+        log.records = records
