@@ -229,11 +229,13 @@ def build_dan_trainer(max_epochs: int = 50, batch_size: int = 64, learning_rate:
                       zero_shot_concepts: float = 1000, test_rounds: int = 1,
                       validation_rounds: int = 1, use_corpus: bool = True,
                       hybrid_sparse_weights: List[float] = [0.5, 1.0, 2.0, 4.0],
-                      eval_frequency: int = 0, patience: int = 1):
+                      eval_frequency: int = 0, patience: int = 1, triplet_hinge: str = "batch"):
     """eval_frequency: validation mAP every this many training steps (0: once per epoch);
     patience: stop after this many validations without a better mAP, keeping the best.
     Their defaults are the paper's rule (and this function's behaviour before they were
-    added): once per epoch, stop at the first drop, keep the epoch before it."""
+    added): once per epoch, stop at the first drop, keep the epoch before it.
+    triplet_hinge: "batch" (the authors' code, the default) or "triplet" (the paper's
+    Equation 3)."""
     from .training.dan import DanTrainer
 
     return DanTrainer(max_epochs=max_epochs, batch_size=batch_size,
@@ -243,7 +245,8 @@ def build_dan_trainer(max_epochs: int = 50, batch_size: int = 64, learning_rate:
                       split_seed=split_seed, zero_shot_concepts=zero_shot_concepts,
                       test_rounds=test_rounds, validation_rounds=validation_rounds,
                       use_corpus=use_corpus, hybrid_sparse_weights=hybrid_sparse_weights,
-                      eval_frequency=eval_frequency, patience=patience)
+                      eval_frequency=eval_frequency, patience=patience,
+                      triplet_hinge=triplet_hinge)
 
 
 @registry.augmenters("spacy-biolink.relabel_entities.v1")

@@ -197,6 +197,40 @@ def test_losses_reach_zero_when_geometry_is_right():
     assert prototype_cosine_distance(encodings, groups, targets).item() == pytest.approx(0.0, abs=1e-6)
 
 
+def test_per_triplet_hinge_keeps_the_gradient_of_a_violating_triplet():
+    from spacy_biolink.training.losses import (cosine_triplet_batch_mean,
+                                               cosine_triplet_per_triplet)
+
+    # Triplet 0 violates the margin (its negative is the anchor itself); triplet 1 meets
+    # it by far. The batch means cancel out, the per-triplet hinge does not.
+    anchors = torch.tensor([[1.0, 0.0], [1.0, 0.0]], requires_grad=True)
+    positives = torch.tensor([[0.0, 1.0], [1.0, 0.0]])
+    negatives = torch.tensor([[1.0, 0.0], [-1.0, 0.0]])
+    assert cosine_triplet_batch_mean(anchors, positives, negatives, 0.1).item() == 0.0
+    per_triplet = cosine_triplet_per_triplet(anchors, positives, negatives, 0.1)
+    assert per_triplet.item() == pytest.approx(1.1 / 2)
+    per_triplet.backward()
+    assert anchors.grad[0].abs().sum() > 0 and anchors.grad[1].abs().sum() == 0
+
+
+def test_paper_triplet_hinge_also_overfits(tmp_path, monkeypatch):
+    from spacy_biolink.training import losses, train_from_config
+
+    calls = []
+    per_triplet = losses.cosine_triplet_per_triplet
+    monkeypatch.setattr(losses, "cosine_triplet_per_triplet",
+                        lambda *args: calls.append(1) or per_triplet(*args))
+    monkeypatch.setattr(losses, "cosine_triplet_batch_mean", None)
+    torch.set_num_threads(1)
+    (tmp_path / "medic.txt").write_text(TINY_MEDIC, encoding="utf8")
+    tiny_vectors().to_disk(tmp_path / "vec")
+    meta = train_from_config(CONFIG, tmp_path / "out", overrides=overfit_overrides(
+        tmp_path, **{"training.triplet_hinge": "triplet"}))
+    assert meta["settings"]["triplet_hinge"] == "triplet" and calls
+    records = [json.loads(line) for line in (tmp_path / "out" / "training.jsonl").open()]
+    assert records[-1]["loss"] < 0.02 < records[0]["loss"]
+
+
 def test_training_excludes_held_out_names_and_zero_shot_concepts(tmp_path):
     from spacy_biolink.evaluation.synonym_retrieval import TRAIN, ZERO_SHOT, make_split
     from spacy_biolink.readers import load_dictionary
@@ -345,7 +379,8 @@ def test_validation_schedule_settings_and_their_defaults(tmp_path):
     assert (paper.eval_frequency, paper.patience) == (0, 1)
     shipped = registry.resolve({"t": util.load_config(CONFIG)["training"]})["t"]
     assert (shipped.eval_frequency, shipped.patience) == (EVAL_FREQUENCY, PATIENCE)
-    for bad in ({"eval_frequency": -1}, {"patience": 0}):
+    assert paper.triplet_hinge == shipped.triplet_hinge == "batch"
+    for bad in ({"eval_frequency": -1}, {"patience": 0}, {"triplet_hinge": "mean"}):
         with pytest.raises(BioLinkError, match="E644"):
             DanTrainer(**bad)({"paths": {}}, tmp_path)
 

@@ -56,6 +56,9 @@ SPARSE_INDEX = {"@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 256}
 TFIDF = {"@architectures": "spacy-biolink.TfidfEncoder.v1", "analyzer": "char_wb",
          "ngram_range": [3, 3], "lowercase": True, "sublinear_tf": False, "min_df": 1}
 SPLIT_FILE = "split.json"
+# "batch": the hinge over batch-mean distances (the authors' code); "triplet": the hinge
+# per triplet (the paper's Equation 3)
+TRIPLET_HINGES = ("batch", "triplet")
 HYBRID_DIR = "hybrid"
 
 
@@ -64,7 +67,7 @@ class DanTrainer:
                  learning_rate: float = 1e-3, margin: float = 0.1, n_nearest: int = 200,
                  synonym_dropout: float = 0.5, max_prototype_names: int = 32,
                  use_cca: bool = True, cca_regularization: float = 1e-3,
-                 eval_frequency: int = 0, patience: int = 1,
+                 eval_frequency: int = 0, patience: int = 1, triplet_hinge: str = "batch",
                  split_seed: int = 1, zero_shot_concepts: float = 1000, test_rounds: int = 1,
                  validation_rounds: int = 1, use_corpus: bool = True,
                  hybrid_sparse_weights: Sequence[float] = (0.5, 1.0, 2.0, 4.0)):
@@ -79,6 +82,7 @@ class DanTrainer:
         self.cca_regularization = cca_regularization
         self.eval_frequency = eval_frequency
         self.patience = patience
+        self.triplet_hinge = triplet_hinge
         self.split_seed = split_seed
         self.zero_shot_concepts = zero_shot_concepts
         self.test_rounds = test_rounds
@@ -223,6 +227,10 @@ class DanTrainer:
         return meta
 
     def _check_settings(self) -> None:
+        if self.triplet_hinge not in TRIPLET_HINGES:
+            raise BioLinkError(Errors.E644.format(
+                setting="triplet_hinge", value=self.triplet_hinge,
+                reason=f"use one of {', '.join(repr(h) for h in TRIPLET_HINGES)}"))
         if self.eval_frequency < 0:
             raise BioLinkError(Errors.E644.format(
                 setting="eval_frequency", value=self.eval_frequency,
@@ -265,7 +273,9 @@ class DanTrainer:
         caller can validate between steps."""
         import torch
 
-        from .losses import cosine_triplet_batch_mean, prototype_cosine_distance
+        from .losses import prototype_cosine_distance
+
+        triplet_loss = _triplet_loss(self.triplet_hinge)
 
         negatives = self._negatives(network, inputs, concepts, rng)
         with torch.no_grad():
@@ -281,7 +291,7 @@ class DanTrainer:
             triplet_rows = torch.as_tensor(numpy.concatenate([batch, positives, negatives[batch]]))
             encoded_triplets = network(inputs[triplet_rows])
             a, p, n = encoded_triplets.split(len(batch))
-            loss_syn = cosine_triplet_batch_mean(a, p, n, self.margin)
+            loss_syn = triplet_loss(a, p, n, self.margin)
             proto_rows, groups, group_rows = [], [], []
             for g, c in enumerate(numpy.unique(concept_array[batch]).tolist()):
                 names = members[c]
@@ -438,3 +448,9 @@ def _plot(log: TrainingLog, title: str) -> None:
         log.plot(title=title)
     finally:
         log.records = records
+
+
+def _triplet_loss(hinge: str):
+    from . import losses
+
+    return losses.cosine_triplet_batch_mean if hinge == "batch" else losses.cosine_triplet_per_triplet

@@ -75,6 +75,18 @@ def cosine_triplet_batch_mean(anchors, positives, negatives, margin: float = 0.1
     return torch.clamp(positive - negative + margin, min=0.0)
 
 
+def cosine_triplet_per_triplet(anchors, positives, negatives, margin: float = 0.1):
+    """The same loss with the hinge per triplet, as the paper's Equation 3 writes it, then
+    averaged: a triplet that already meets the margin gives no gradient, but one that does
+    not keeps its gradient even when the batch as a whole meets it."""
+    import torch
+    from torch.nn.functional import cosine_similarity
+
+    positive = 1.0 - cosine_similarity(anchors, positives, dim=-1)
+    negative = 1.0 - cosine_similarity(anchors, negatives, dim=-1)
+    return torch.clamp(positive - negative + margin, min=0.0).mean()
+
+
 def prototype_cosine_distance(encodings, groups, targets):
     """CCA+DAN's prototypical grounding: the mean encoding of each group's names should
     point where the group's concept prototype does; mean cosine distance over groups.
