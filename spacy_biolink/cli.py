@@ -38,9 +38,11 @@ def _corpus_filters(types: Optional[str], pmids: Optional[Path]):
     return type_set, pmid_set
 
 
-@app.command("init-linker")
+@app.command("init-linker", context_settings={"allow_extra_args": True,
+                                              "ignore_unknown_options": True})
 @_fail_cleanly
 def init_linker_cli(
+    ctx: typer.Context,
     output_dir: Path = typer.Argument(..., help="Directory for the pipeline (spacy.load opens it)"),
     dictionary: Path = typer.Option(..., "--dictionary", "-d", help="Dictionary file (.gz ok)"),
     format: Optional[str] = typer.Option(None, "--format", "-f",
@@ -65,8 +67,12 @@ def init_linker_cli(
     verifier_threshold: Optional[float] = typer.Option(
         None, "--verifier-threshold", help="Default: the dev-chosen one in its meta.json"),
 ):
-    """Build a blank English pipeline with bio_linker over DICTIONARY and save it."""
+    """Build a blank English pipeline with bio_linker over DICTIONARY and save it; config
+    settings can be overridden as in `spacy assemble` (--components.bio_linker.k 10, or
+    --components.bio_linker.index.kind hnsw for a dense encoder's approximate index)."""
     import time
+
+    from spacy.cli._util import parse_config_overrides
 
     from .pipeline import init_linker
 
@@ -74,7 +80,8 @@ def init_linker_cli(
     nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
                       augment=augment, spelling_map=spelling_map, encoder=encoder, force=force,
                       verifier=verifier, verifier_mode=verifier_mode,
-                      verifier_threshold=verifier_threshold)
+                      verifier_threshold=verifier_threshold,
+                      overrides=parse_config_overrides(ctx.args))
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
              f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")

@@ -95,7 +95,13 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         model_config, index_config, _ = read_encoder_config(encoder)
         config["components"]["bio_linker"]["encoder"] = model_config
         if index_config is not None:
-            config["components"]["bio_linker"]["index"] = index_config
+            # The encoder's index block (e.g. flat faiss for a dense encoder), with the
+            # caller's index overrides on top: an approximate index (hnsw) for speed.
+            index_prefix = "components.bio_linker.index."
+            config["components"]["bio_linker"]["index"] = {
+                **index_config,
+                **{key[len(index_prefix):]: value for key, value in (overrides or {}).items()
+                   if key.startswith(index_prefix)}}
         # Query with the folding the encoder was trained on, unless told otherwise.
         prefix = "components.bio_linker.normalizer."
         normalizer = config["components"]["bio_linker"]["normalizer"]

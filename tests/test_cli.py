@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+import spacy
 
 from .conftest import TINY_MEDIC
 
@@ -57,6 +58,15 @@ def test_init_linker_then_evaluate(files, tmp_path):
     assert json.loads((tmp_path / "none.json").read_text())["n_evaluated"] == 0
     run_cli("evaluate", tmp_path / "model", corpus, "--types", "Modifier", "--output", tmp_path / "mod.json")
     assert json.loads((tmp_path / "mod.json").read_text())["n_evaluated"] == 1
+
+
+def test_init_linker_takes_dotted_config_overrides(files, tmp_path):
+    dictionary, _ = files
+    run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary,
+            "--components.bio_linker.k", "7", "--components.bio_linker.prior_weight", "0")
+    config = spacy.util.load_config(tmp_path / "model" / "config.cfg")
+    assert config["components"]["bio_linker"]["k"] == 7
+    assert config["components"]["bio_linker"]["prior_weight"] == 0
 
 
 def test_format_is_inferred_and_outputs_are_not_overwritten(files, tmp_path):

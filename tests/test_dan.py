@@ -112,6 +112,20 @@ def test_init_linker_with_encoder_links_and_reloads(trained, tmp_path):
     assert again.ents[0]._.kb_ents == doc.ents[0]._.kb_ents
 
 
+def test_init_linker_index_overrides_apply_over_the_encoders_index(trained, tmp_path):
+    from spacy_biolink.pipeline import init_linker
+
+    work, _ = trained
+    with pytest.warns(UserWarning, match="W001"):
+        nlp = init_linker(tmp_path / "nlp", work / "medic.txt", encoder=work / "out",
+                          overrides={"components.bio_linker.index.kind": "hnsw"})
+    assert nlp.get_pipe("bio_linker").index.kind == "hnsw"
+    assert nlp.config["components"]["bio_linker"]["index"]["kind"] == "hnsw"
+    doc = nlp(doc_with_ents(nlp, "Patients with type 2 diabetes.", ["type 2 diabetes"]))
+    assert doc.ents[0].kb_id_ == "D003924"
+    assert spacy.load(tmp_path / "nlp").get_pipe("bio_linker").index.kind == "hnsw"
+
+
 def test_hybrid_scores_are_the_weighted_sum_of_both_cosines(trained):
     from spacy_biolink.encoders.saved import load_encoder
 
