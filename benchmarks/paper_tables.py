@@ -26,6 +26,7 @@ PUBLISHED_SYNONYMS = {
     "sgw": ("fastText mean vector", (0.56, 0.68, 0.76), (0.71, 0.75, 0.82)),
     "sgw-cca": ("CCA fastText", (0.59, 0.70, 0.78), (0.73, 0.76, 0.83)),
     "dan": ("CCA+DAN", (0.84, 0.81, 0.85), (0.81, 0.85, 0.89)),
+    "bne": ("BNE", (0.63, 0.73, 0.80), (0.75, 0.80, 0.85)),
 }
 
 
@@ -53,7 +54,7 @@ def normalization_rows(metrics: Path) -> List[str]:
 def synonym_rows(metrics: Path) -> List[str]:
     rows = ["| encoder | MEDIC test mAP / Acc / MRR | MEDIC zero-shot mAP / Acc / MRR | seed 001, SNOMED-CT (test; zero-shot) |",
             "|---|---|---|---|"]
-    for name in ("sgw", "sgw-cca", "dan"):
+    for name in ("sgw", "sgw-cca", "dan", "bne"):
         result = read(metrics / f"synonyms_{name}.json")
         if result is None:
             continue
@@ -68,7 +69,7 @@ def relatedness_rows(metrics: Path) -> List[str]:
     sets = ("UMNSRS_similarity", "UMNSRS_relatedness", "MayoSRS")
     rows = ["| encoder | " + " | ".join(f"{s} (covered)" for s in sets) + " |",
             "|---|" + "---:|" * len(sets)]
-    for name in ("sgw", "dan"):
+    for name in ("sgw", "dan", "bne"):
         result = read(metrics / f"relatedness_{name}.json")
         if result is None:
             continue

@@ -179,3 +179,29 @@ def test_cli_train_init_linker_load_and_link(files, tmp_path):
     for a, b in zip(loaded.ents, memory.ents):
         assert [c for c, _ in a._.kb_ents] == [c for c, _ in b._.kb_ents]
         assert numpy.allclose([s for _, s in a._.kb_ents], [s for _, s in b._.kb_ents], atol=1e-5)
+
+
+def test_split_trains_on_its_training_names_only_and_is_saved_for_eval_synonyms(files, tmp_path):
+    from spacy_biolink.evaluation.synonym_retrieval import (TEST, TRAIN, ZERO_SHOT,
+                                                            SynonymSplit, make_split,
+                                                            resolve_split)
+    from spacy_biolink.training.bne import split_training_examples
+
+    dictionary = load_dictionary(files["dictionary"])
+    split = make_split(dictionary, seed=3, zero_shot_concepts=1, test_rounds=1,
+                       validation_rounds=0)
+    split.to_disk(tmp_path / "split.json")
+    examples = split_training_examples(dictionary, SynonymSplit.from_disk(tmp_path / "split.json"))
+    held_out = set(split.texts_of(TEST)) | set(split.texts_of(ZERO_SHOT))
+    assert held_out and examples.texts == split.texts_of(TRAIN)
+    assert not held_out & set(examples.texts)
+    for text, concept in zip(examples.texts, examples.concepts):
+        owner = split.concept_ids[split.concepts[split.texts.index(text)]]
+        assert dictionary.primary_id(concept) == owner
+
+    meta = train(files, tmp_path / "out", **{"training.max_epochs": 2,
+                                              "paths.split": str(tmp_path / "split.json")})
+    assert meta["train_names"] == len(examples.texts)
+    assert meta["split"]["fingerprint"] == split.fingerprint
+    # eval-synonyms finds the split the encoder was trained on, in its directory
+    assert resolve_split(dictionary, encoder=str(tmp_path / "out")).fingerprint == split.fingerprint

@@ -25,6 +25,7 @@ from ..encoders.bne import char_alphabet, featurizer, set_vocabulary, to_tensors
 from ..encoders.saved import save_encoder
 from ..encoders.torch_wrapper import torch_module
 from ..errors import BioLinkError, Errors
+from ..evaluation.synonym_retrieval import TRAIN, SynonymSplit
 from ..wordvectors import WordVectors
 from .checkpoints import load_checkpoint, save_checkpoint
 from .data import MentionPairs, corpus_mention_pairs, dictionary_name_pairs, read_dictionary
@@ -69,7 +70,15 @@ class BneTrainer:
         train_path = require_path(config, "train") if _is_set(paths.get("train")) else None
         dev_path = require_path(config, "dev") if _is_set(paths.get("dev")) else None
 
-        examples = training_examples(dictionary, train_path if self.add_train_mentions else None)
+        split = None
+        if _is_set(paths.get("split")):
+            # Seed 001's protocol: train on the split's training names only, so that
+            # `eval-synonyms` can score the held-out and zero-shot names.
+            split = SynonymSplit.from_disk(require_path(config, "split"))
+            examples = split_training_examples(dictionary, split)
+        else:
+            examples = training_examples(dictionary,
+                                         train_path if self.add_train_mentions else None)
         model_config = self.model_config(config, examples, dictionary, vectors)
         model = util.registry.resolve({"model": model_config})["model"]
         set_vocabulary(model, char_alphabet(examples.texts + list(dictionary.names)), vectors)
@@ -101,6 +110,9 @@ class BneTrainer:
                 "vectors": str(vectors_path), "train_names": len(examples),
                 "train_mentions_added": examples.stats.added if examples.stats else 0,
                 "settings": asdict(self), "seed": seed}
+        if split is not None:
+            split.to_disk(output_dir / "split.json")
+            meta["split"] = split.describe()
         augment = [train_path] if (train_path and self.dev_augment_train) else []
         started = time.monotonic()
         out_of_time = False
@@ -212,6 +224,21 @@ class BneTrainer:
 
 def _is_set(value) -> bool:
     return value not in (None, "", "null")
+
+
+def split_training_examples(dictionary, split: SynonymSplit) -> MentionPairs:
+    """The split's TRAIN names with their concepts' indices in `dictionary`."""
+    indices = split.indices(TRAIN)
+    out = MentionPairs()
+    for text, concept in zip(split.texts_of(TRAIN), split.concepts[indices].tolist()):
+        index = dictionary.concept_index(split.concept_ids[concept])
+        if index is None:
+            raise BioLinkError(Errors.E627.format(
+                path="[paths] split", reason=f"concept {split.concept_ids[concept]} is not in "
+                                             "[paths] dictionary: pass the split made on it"))
+        out.texts.append(text)
+        out.concepts.append(index)
+    return out
 
 
 def training_examples(dictionary, train_path: Optional[Path]) -> MentionPairs:
