@@ -165,15 +165,9 @@ def build_siamese_trainer(max_epochs: int = 20, batch_size: int = 256,
                           test_fraction: float = 0.1, max_positives_per_concept: int = 10,
                           negatives_per_kind: int = 1, n_similar: int = 20, patience: int = 3,
                           freeze_embeddings: bool = False, torch_threads: int = 1):
-    from .training.siamese import SiameseTrainer
-
-    return SiameseTrainer(max_epochs=max_epochs, batch_size=batch_size,
-                          learning_rate=learning_rate, dev_fraction=dev_fraction,
-                          test_fraction=test_fraction,
-                          max_positives_per_concept=max_positives_per_concept,
-                          negatives_per_kind=negatives_per_kind, n_similar=n_similar,
-                          patience=patience, freeze_embeddings=freeze_embeddings,
-                          torch_threads=torch_threads)
+    """Frozen. v2 with its own defaults for the new settings, except the NIL rule, which
+    stays v1's: the verifier's threshold alone."""
+    return build_siamese_trainer_v2(**locals(), nil_rule="verifier")
 
 
 @registry.misc("spacy-biolink.SiameseTrainer.v2")

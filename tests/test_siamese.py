@@ -473,3 +473,14 @@ def test_trainer_settings_are_checked(corpus_trained_verifier, tmp_path):
         with pytest.raises(BioLinkError, match=code):
             train_from_config(config, tmp_path / "out", overrides={**overrides, **change,
                                                                    "training.max_epochs": 0})
+
+
+def test_trainer_v1_is_v2_with_v1s_nil_rule():
+    from spacy.util import registry
+
+    v1 = registry.resolve({"t": {"@misc": "spacy-biolink.SiameseTrainer.v1", "max_epochs": 3,
+                                 "freeze_embeddings": True}})["t"]
+    v2 = registry.resolve({"t": {"@misc": "spacy-biolink.SiameseTrainer.v2"}})["t"]
+    assert (v1.settings["max_epochs"], v1.settings["freeze_embeddings"]) == (3, True)
+    assert v1.nil_settings["nil_rule"] == "verifier" and v2.nil_settings["nil_rule"] == "auto"
+    assert v1.corpus_settings == v2.corpus_settings and not v1.corpus_settings["corpus_pairs"]
