@@ -33,6 +33,8 @@ from ..util import PathLike, atomic_file
 
 ROLES = ("train", "validation", "test", "zero_shot")
 TRAIN, VALIDATION, TEST, ZERO_SHOT = range(4)
+# A trained encoder's split, in its directory, where `eval-synonyms` looks for it
+SPLIT_FILE = "split.json"
 
 Encode = Callable[[List[str]], numpy.ndarray]
 
@@ -337,7 +339,7 @@ def resolve_split(dictionary: ConceptDictionary, *, encoder: str = "",
     from the seed (default 1, the trainer's default)."""
     if split_path is not None:
         return SynonymSplit.from_disk(split_path)
-    saved = Path(encoder) / "split.json" if encoder not in BASELINES else None
+    saved = Path(encoder) / SPLIT_FILE if encoder not in BASELINES else None
     if seed is None and saved is not None and saved.is_file():
         return SynonymSplit.from_disk(saved)
     return make_split(dictionary, seed=1 if seed is None else seed,

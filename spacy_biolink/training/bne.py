@@ -25,7 +25,7 @@ from ..encoders.bne import char_alphabet, featurizer, set_vocabulary, to_tensors
 from ..encoders.saved import save_encoder
 from ..encoders.torch_wrapper import torch_module
 from ..errors import BioLinkError, Errors
-from ..evaluation.synonym_retrieval import TRAIN, SynonymSplit
+from ..evaluation.synonym_retrieval import SPLIT_FILE, TRAIN, SynonymSplit
 from ..wordvectors import WordVectors
 from .checkpoints import load_checkpoint, save_checkpoint
 from .data import MentionPairs, corpus_mention_pairs, dictionary_name_pairs, read_dictionary
@@ -111,7 +111,7 @@ class BneTrainer:
                 "train_mentions_added": examples.stats.added if examples.stats else 0,
                 "settings": asdict(self), "seed": seed}
         if split is not None:
-            split.to_disk(output_dir / "split.json")
+            split.to_disk(output_dir / SPLIT_FILE)
             meta["split"] = split.describe()
         augment = [train_path] if (train_path and self.dev_augment_train) else []
         started = time.monotonic()

@@ -40,7 +40,7 @@ from tqdm import tqdm
 
 from ..encoders.saved import save_encoder
 from ..errors import BioLinkError, Errors
-from ..evaluation.synonym_retrieval import (TRAIN, VALIDATION, SynonymSplit,
+from ..evaluation.synonym_retrieval import (SPLIT_FILE, TRAIN, VALIDATION, SynonymSplit,
                                             concept_prototypes, make_split, ranking_metrics)
 from ..text.normalize import MentionNormalizer
 from ..wordvectors import WordVectors
@@ -55,7 +55,6 @@ FAISS_FLAT = {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "flat"}
 SPARSE_INDEX = {"@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 256}
 TFIDF = {"@architectures": "spacy-biolink.TfidfEncoder.v1", "analyzer": "char_wb",
          "ngram_range": [3, 3], "lowercase": True, "sublinear_tf": False, "min_df": 1}
-SPLIT_FILE = "split.json"
 # "batch": the hinge over batch-mean distances (the authors' code); "triplet": the hinge
 # per triplet (the paper's Equation 3)
 TRIPLET_HINGES = ("batch", "triplet")
