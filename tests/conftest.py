@@ -19,6 +19,28 @@ D001943||Breast Neoplasms|breast cancer|breast tumor
 """
 
 
+def build_tiny_bert(path: Path, words) -> Path:
+    """A 2-layer, 32-wide BERT with random weights saved in `path`, its WordPiece vocab
+    the given words plus single characters (so every text tokenizes)."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    words = sorted(set(words))
+    chars = sorted({ch for w in words for ch in w})
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words + \
+        [c for c in chars if c not in words] + [f"##{c}" for c in chars]
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf8")
+    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(str(path))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64,
+                        max_position_embeddings=64, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0)
+    BertModel(config).save_pretrained(str(path))
+    return path
+
+
 def pytest_addoption(parser):
     parser.addoption("--slow", action="store_true", default=False, help="run slow tests")
 

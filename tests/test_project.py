@@ -3,6 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import spacy
 import srsly
 from spacy.util import load_config
@@ -37,6 +38,17 @@ def test_project_yml_declares_deps_and_outputs():
     assert load_config(ROOT / "configs" / "linker_tfidf.cfg", interpolate=False)
 
 
+def test_project_paths_survive_interpolation():
+    """Each dep and output stays one path once the vars are filled in: weasel joins a
+    list item that ends in a variable with a next one that starts with one ("a, b")."""
+    from weasel.util import load_project_config
+
+    project = load_project_config(ROOT)
+    joined = [(command["name"], path) for command in project["commands"]
+              for key in ("deps", "outputs") for path in command.get(key, []) if ", " in path]
+    assert not joined
+
+
 def _first_documents(source: Path, target: Path, n: int) -> list:
     """The first n PubTator documents of `source` written to `target`; their gold ids."""
     from spacy_biolink.util import open_text
@@ -48,13 +60,25 @@ def _first_documents(source: Path, target: Path, n: int) -> list:
             if "\t" in line for field in line.split("\t")[5].replace("+", "|").split("|")]
 
 
+def _tiny_medic(target: Path, gold_ids) -> Path:
+    """The MEDIC lines of the gold concepts plus the first 150 others, written to `target`."""
+    from spacy_biolink.util import open_text
+
+    with open_text(ROOT / "assets" / "medic_06Jul2012.txt.gz") as fileh:
+        lines = fileh.read().splitlines()
+    ids_of = [set(line.split("||")[0].split("|")) | {"OMIM:" + i for i in line.split("||")[0].split("|")}
+              for line in lines]
+    kept = [line for line, ids in zip(lines, ids_of) if ids & set(gold_ids)] + lines[:150]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n".join(kept) + "\n", encoding="utf8")
+    return target
+
+
 def test_all_workflow_on_a_tiny_slice(tmp_path):
     """`spacy project run all`, as the README runs it, on a few documents and a dictionary
     of a few hundred names (small training budgets): every step runs, the outputs are
     there and the numbers are sane."""
     import shutil
-
-    from spacy_biolink.util import open_text
 
     project = tmp_path / "project"
     shutil.copytree(ROOT / "configs", project / "configs")
@@ -68,14 +92,7 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         gold |= set(_first_documents(source / name, corpus_dir / name.replace(".gz", ""), n))
     shutil.copy(source / "ncbi-spell-check.txt", corpus_dir)
     shutil.copy(ROOT / "assets" / "examples.txt", project / "assets")
-    # The gold concepts' MEDIC lines plus the first 150 others.
-    with open_text(ROOT / "assets" / "medic_06Jul2012.txt.gz") as fileh:
-        lines = fileh.read().splitlines()
-    ids_of = [set(line.split("||")[0].split("|")) | {"OMIM:" + i for i in line.split("||")[0].split("|")}
-              for line in lines]
-    kept = [line for line, ids in zip(lines, ids_of) if ids & gold] + lines[:150]
-    (project / "assets" / "medic_06Jul2012.txt.gz").unlink(missing_ok=True)
-    (project / "assets" / "medic_tiny.txt").write_text("\n".join(kept) + "\n", encoding="utf8")
+    _tiny_medic(project / "assets" / "medic_tiny.txt", gold)
 
     package = "biolink_projecttest"
     command = [sys.executable, "-m", "spacy", "project", "run", "all", str(project),
@@ -109,3 +126,65 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
     finally:
         subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
                        capture_output=True)
+
+
+def test_paper_transformer_commands_on_a_tiny_slice(tmp_path):
+    """`paper-biosyn` and `paper-triplet` as project.yml writes them, on a few NCBI
+    documents (standing in for BC5CDR as well), a few hundred MEDIC names and a tiny
+    random BERT as `backbone`: each trains on both corpora and scores test, and the
+    paper report gains their rows."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import gzip
+    import re
+    import shutil
+
+    from .conftest import build_tiny_bert
+
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "configs", project / "configs")
+    shutil.copy(ROOT / "project.yml", project / "project.yml")
+    data = project / "data"
+    source = ROOT / "assets" / "ncbi_disease"
+    slices = {"ncbi_disease/NCBItrainset_corpus.txt.gz": ("NCBItrainset_corpus.txt.gz", 8),
+              "ncbi_disease/NCBIdevelopset_corpus.txt": ("NCBIdevelopset_corpus.txt", 3),
+              "ncbi_disease/NCBItestset_corpus.txt": ("NCBItestset_corpus.txt", 3),
+              "bc5cdr/CDR_TrainingSet.PubTator.txt.gz": ("NCBItrainset_corpus.txt.gz", 8),
+              "bc5cdr/CDR_DevelopmentSet.PubTator.txt.gz": ("NCBIdevelopset_corpus.txt", 3),
+              "bc5cdr/CDR_TestSet.PubTator.txt.gz": ("NCBItestset_corpus.txt", 3)}
+    gold = set()
+    for target, (name, n) in slices.items():
+        plain = tmp_path / "slice.txt"
+        gold |= set(_first_documents(source / name, plain, n))
+        (data / target).parent.mkdir(parents=True, exist_ok=True)
+        text = plain.read_text(encoding="utf8")
+        if target.startswith("bc5cdr"):
+            # BC5CDR types its mentions Disease / Chemical; `paper-*` scores --types Disease
+            text = re.sub(r"^(\d+\t\d+\t\d+\t[^\t]*\t)[^\t]+", r"\1Disease", text, flags=re.M)
+        text = text.encode("utf8")
+        (data / target).write_bytes(gzip.compress(text) if target.endswith(".gz") else text)
+    shutil.copy(source / "ncbi-spell-check.txt", data / "ncbi_disease")
+    medic = _tiny_medic(data / "medic" / "medic_tiny.txt", gold)
+    backbone = build_tiny_bert(tmp_path / "bert", re.findall(r"[a-z0-9]+", medic.read_text().lower()))
+
+    for command in ("paper-biosyn", "paper-triplet"):
+        result = subprocess.run(
+            [sys.executable, "-m", "spacy", "project", "run", command, str(project),
+             "--vars.data_dir", "data", "--vars.paper_medic", "medic/medic_tiny.txt",
+             "--vars.backbone", str(backbone), "--vars.paper_biosyn_max_epochs", "1",
+             "--vars.paper_triplet_max_epochs", "1"],
+            cwd=project, capture_output=True, text=True)
+        assert result.returncode == 0, command + result.stdout[-4000:] + result.stderr[-4000:]
+    metrics = project / "metrics" / "paper"
+    for corpus in ("ncbi", "bc5cdr"):
+        for method in ("biosyn", "triplet"):
+            scores = srsly.read_json(metrics / f"{corpus}_{method}.json")
+            assert scores["n_evaluated"] > 5
+            assert 0.0 <= scores["acc@1"] <= scores["acc@5"] <= 1.0
+            meta = srsly.read_json(project / "training" / "paper" / f"{method}_{corpus}_encoder" / "meta.json")
+            assert meta["method"] == method and meta["backbone"] == str(backbone)
+    report = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "paper_tables.py"), str(metrics),
+                             "--output", str(metrics / "comparison.md")], capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    table = (metrics / "comparison.md").read_text()
+    assert "| biosyn |" in table and "| triplet |" in table

@@ -21,6 +21,8 @@ from spacy_biolink.training import train_from_config  # noqa: E402
 from spacy_biolink.training.dev import build_linker, dev_accuracy  # noqa: E402
 from spacy_biolink.training.losses import batch_hard_soft_margin_triplet, marginal_nll  # noqa: E402
 
+from .conftest import build_tiny_bert  # noqa: E402
+
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 # Concepts whose training mentions share few characters with their names, so TF-IDF
@@ -62,25 +64,11 @@ def words_of(text: str):
 
 @pytest.fixture(scope="module")
 def backbone(tmp_path_factory) -> Path:
-    """A 2-layer, 32-wide BERT with random weights and a WordPiece vocab of our words."""
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    path = tmp_path_factory.mktemp("tiny_bert")
+    """A tiny random BERT whose vocab holds the words of the dictionary and mentions."""
     text = DICTIONARY + " ".join(t for t, _ in MENTIONS) + " patient with no abstract"
-    words = sorted({w for line in text.splitlines() for w in words_of(line.replace("|", " "))
-                    if not w.startswith("d0")})
-    chars = sorted({ch for w in words for ch in w})
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words + \
-        [c for c in chars if c not in words] + [f"##{c}" for c in chars]
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf8")
-    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(str(path))
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64,
-                        max_position_embeddings=64, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0)
-    BertModel(config).save_pretrained(str(path))
-    return path
+    words = {w for line in text.splitlines() for w in words_of(line.replace("|", " "))
+             if not w.startswith("d0")}
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), words)
 
 
 @pytest.fixture(scope="module")

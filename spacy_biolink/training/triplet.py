@@ -9,8 +9,9 @@ code drops the concepts with few names, i.e. most of them).
 
 Search (what the dev score and the saved encoder's meta use): "O" indexes the dictionary
 names, "OD" the names plus the training mentions (init-linker --augment TRAIN); each text
-is one vector (the paper's T). The paper's C (one mean vector per concept) and the D-first
-sieve are not implemented in bio_linker yet.
+is one vector (the paper's T). The paper's other strategies are bio_linker settings of the
+linker, not of training: index_sources (O, D, OD), index_level "concept" (C: one mean
+vector per concept) and sieve_threshold (the D-first sieve).
 """
 import logging
 from pathlib import Path
