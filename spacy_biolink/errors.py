@@ -64,6 +64,15 @@ class Errors(metaclass=ErrorsWithCodes):
             "Pick an index that matches the encoder (SparseIndex for TF-IDF, FaissIndex "
             "for dense encoders).")
     E207 = ("The {index} index has not been built: initialize the pipeline first.")
+    E209 = ("spacy-biolink.HybridIndex.v1: its {part} index is {got}, but it needs {needs} "
+            "(it reads the candidates' vectors back to rescore them).")
+    E210 = ("spacy-biolink.HybridIndex.v1: dense_width = {dense_width} and candidates = "
+            "{candidates} must both be at least 1. dense_width is the width of the dense "
+            "part of the encoder's rows (the DAN's or backbone's output width).")
+    E211 = ("spacy-biolink.HybridIndex.v1 was given rows of width {width}, not wider than "
+            "its dense_width {dense_width}: the rows are not [dense | sparse] hybrid rows, "
+            "or dense_width is wrong. Use it with a HybridEncoder or BioSyn encoder and "
+            "set dense_width to the dense part's width.")
 
     # Corpora
     E301 = ("{path}:{line}: malformed PubTator line: {reason}. The line was: {text!r}. "

@@ -1,4 +1,5 @@
 """Assembling a linking pipeline from a config and a dictionary file (init-linker)."""
+import copy
 from pathlib import Path
 from typing import Dict, Optional, Sequence
 
@@ -59,6 +60,29 @@ def load_pipeline_config(config_path: Optional[PathLike] = None,
     return Config().from_str(filled.to_str(), overrides=overrides or {}, interpolate=False)
 
 
+INDEX_PREFIX = "components.bio_linker.index."
+
+
+def _index_block(encoder_index: Dict, overrides: Optional[Dict]) -> Dict:
+    """The encoder's index block (e.g. flat faiss for a dense encoder) with the caller's
+    components.bio_linker.index.* overrides on top: an approximate index (kind = "hnsw")
+    for speed. Dotted keys reach nested blocks (index.dense.kind); naming another
+    function (index.@misc) starts from an empty block, since the encoder's settings
+    belong to the index it replaces."""
+    given = {key[len(INDEX_PREFIX):]: value for key, value in (overrides or {}).items()
+             if key.startswith(INDEX_PREFIX)}
+    block = copy.deepcopy(dict(encoder_index))
+    if "@misc" in given and given["@misc"] != block.get("@misc"):
+        block = {}
+    for dotted, value in given.items():
+        *parents, leaf = dotted.split(".")
+        node = block
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return block
+
+
 def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 format: Optional[str] = None, config_path: Optional[PathLike] = None,
                 augment: Sequence[PathLike] = (), spelling_map: Optional[PathLike] = None,
@@ -88,6 +112,11 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     if spelling_map is not None:
         settings["paths.spelling_map"] = str(spelling_map)
     settings.update(overrides or {})
+    if encoder is not None:
+        # The encoder brings its own index block; index overrides apply to that one
+        # (_index_block), and may name sections the default config lacks.
+        settings = {key: value for key, value in settings.items()
+                    if not key.startswith(INDEX_PREFIX)}
     config = load_pipeline_config(config_path, settings)
     if encoder is not None:
         from .encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer
@@ -95,13 +124,7 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         model_config, index_config, _ = read_encoder_config(encoder)
         config["components"]["bio_linker"]["encoder"] = model_config
         if index_config is not None:
-            # The encoder's index block (e.g. flat faiss for a dense encoder), with the
-            # caller's index overrides on top: an approximate index (hnsw) for speed.
-            index_prefix = "components.bio_linker.index."
-            config["components"]["bio_linker"]["index"] = {
-                **index_config,
-                **{key[len(index_prefix):]: value for key, value in (overrides or {}).items()
-                   if key.startswith(index_prefix)}}
+            config["components"]["bio_linker"]["index"] = _index_block(index_config, overrides)
         # Query with the folding the encoder was trained on, unless told otherwise.
         prefix = "components.bio_linker.normalizer."
         normalizer = config["components"]["bio_linker"]["normalizer"]

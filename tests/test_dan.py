@@ -413,3 +413,42 @@ def test_resume_reads_a_checkpoint_written_before_the_validation_schedule():
                                          "previous": weights}, 10)
     assert (running.step, running.best_step, running.best_score) == (30, 30, 0.5)
     assert not running.stopped and running.validations == 3
+
+
+@pytest.mark.filterwarnings("ignore:.*W001")
+def test_hybrid_is_saved_with_the_candidate_index_and_index_overrides_reach_it(tmp_path):
+    """With [paths] dev the trainer saves OUTPUT/hybrid, searched by HybridIndex; an
+    init-linker override can reach its nested blocks, or name another index, which then
+    starts from its own defaults instead of the encoder's settings."""
+    from spacy_biolink.encoders.saved import read_encoder_config
+    from spacy_biolink.pipeline import init_linker
+    from spacy_biolink.training import train_from_config
+
+    torch.set_num_threads(1)
+    (tmp_path / "medic.txt").write_text(TINY_MEDIC, encoding="utf8")
+    (tmp_path / "dev.txt").write_text(CORPUS, encoding="utf8")
+    tiny_vectors().to_disk(tmp_path / "vec")
+    meta = train_from_config(CONFIG, tmp_path / "out", overrides=overfit_overrides(
+        tmp_path, **{"paths.dev": str(tmp_path / "dev.txt"), "training.max_epochs": 10}))
+    assert meta["hybrid_sparse_weight"] in (0.5, 1.0, 2.0, 4.0)
+    _, index_config, _ = read_encoder_config(tmp_path / "out" / "hybrid")
+    assert index_config["@misc"] == "spacy-biolink.HybridIndex.v1"
+    assert index_config["dense_width"] == DIM and index_config["dense"]["kind"] == "hnsw"
+
+    def linked(overrides, name):
+        nlp = init_linker(tmp_path / name, tmp_path / "medic.txt", encoder=tmp_path / "out" / "hybrid",
+                          overrides=overrides)
+        doc = nlp(doc_with_ents(nlp, "Patients with type 2 diabetes.", ["type 2 diabetes"]))
+        return nlp.get_pipe("bio_linker").index, doc.ents[0]
+
+    index, candidates = linked({}, "hybrid")
+    assert type(index).__name__ == "HybridIndex" and index.dense.kind == "hnsw"
+    assert candidates.kb_id_ == "D003924"
+    index, _ = linked({"components.bio_linker.index.dense.kind": "flat"}, "flat")
+    assert index.dense.kind == "flat" and index.candidates == index_config["candidates"]
+    index, exact = linked({"components.bio_linker.index.@misc": "spacy-biolink.SparseIndex.v1"}, "exact")
+    assert type(index).__name__ == "SparseIndex"
+    # 64 candidates per part cover this dictionary: the same ranking as the exact search
+    assert [c for c, _ in exact._.kb_ents] == [c for c, _ in candidates._.kb_ents]
+    numpy.testing.assert_allclose([s for _, s in exact._.kb_ents],
+                                  [s for _, s in candidates._.kb_ents], atol=1e-5)

@@ -184,6 +184,22 @@ def test_biosyn_learns_and_cli_pipeline_matches(backbone, data, tmp_path):
     # the pipeline does not need the backbone directory any more
     assert str(backbone) not in (pipeline / "config.cfg").read_text()
 
+    # BioSyn's rows are [dense | sqrt(lambda) tfidf]: HybridIndex ranks them as the
+    # exhaustive search does when its candidates cover the dictionary
+    index = ["--components.bio_linker.index.@misc", "spacy-biolink.HybridIndex.v1",
+             "--components.bio_linker.index.dense_width", "32",
+             "--components.bio_linker.index.dense.@misc", "spacy-biolink.FaissIndex.v1",
+             "--components.bio_linker.index.sparse.@misc", "spacy-biolink.SparseIndex.v1"]
+    result = CliRunner().invoke(app, ["init-linker", str(tmp_path / "candidates"), "--dictionary",
+                                      str(data / "dict.txt"), "--encoder", str(out), *index])
+    assert result.exit_code == 0, result.output
+    candidates = spacy.load(tmp_path / "candidates").get_pipe("bio_linker")
+    assert type(candidates.index).__name__ == "HybridIndex"
+    for text, exhaustive in zip(texts, got):
+        found = candidates.link_texts([text], 3)[text]
+        assert [c for c, _ in found] == [c for c, _ in exhaustive]
+        assert numpy.allclose([s for _, s in found], [s for _, s in exhaustive], atol=1e-4)
+
 
 def test_biosyn_resume_continues_the_same_run(backbone, data, tmp_path):
     settings = dict(BIOSYN_FAST, **{"training.max_epochs": 2})

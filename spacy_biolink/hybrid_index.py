@@ -1,0 +1,147 @@
+"""Search for hybrid rows [dense | sparse]: each part's own top candidates, the union
+rescored exactly.
+
+HybridEncoder and BioSyn's encoder give one CSR row per text whose first `dense_width`
+columns are a dense vector and the rest a TF-IDF vector, so that one inner product is
+the weighted sum of both scores. SparseIndex searches that sum exactly over every name,
+but the dense columns are in every name's postings, so each query touches every name
+(~130 mentions/s on 77k names). HybridIndex asks a dense index (faiss: HNSW, or flat)
+and a SparseIndex for the `candidates` best names by each part alone, then scores the
+union by the full sum, as BioSyn's retrieval does with its sparse and dense top-k.
+
+A name can be missed only if neither part alone ranks it among its `candidates` best
+while the sum ranks it among the k best. `candidates` >= the number of names is exact.
+"""
+from typing import Tuple
+
+import numpy
+from scipy import sparse
+
+from .errors import BioLinkError, Errors
+from .index import FaissIndex, NameIndex, SearchResult, SparseIndex, _empty_result, top_k
+
+# faiss kinds whose vectors can be read back exactly for rescoring
+RECONSTRUCTIBLE = ("flat", "hnsw")
+
+
+class HybridIndex(NameIndex):
+    vector_kind = "sparse"
+
+    def __init__(self, dense_width: int, dense: FaissIndex, sparse_index: SparseIndex,
+                 candidates: int = 64):
+        if not isinstance(dense, FaissIndex) or dense.kind not in RECONSTRUCTIBLE:
+            raise BioLinkError(Errors.E209.format(
+                part="dense", got=getattr(dense, "kind", type(dense).__name__),
+                needs=f"a spacy-biolink.FaissIndex.v1 of kind {' or '.join(RECONSTRUCTIBLE)}"))
+        if not isinstance(sparse_index, SparseIndex):
+            raise BioLinkError(Errors.E209.format(part="sparse", got=type(sparse_index).__name__,
+                                                  needs="a spacy-biolink.SparseIndex.v1"))
+        if dense_width < 1 or candidates < 1:
+            raise BioLinkError(Errors.E210.format(dense_width=dense_width, candidates=candidates))
+        self.dense_width = dense_width
+        self.dense = dense
+        self.sparse = sparse_index
+        self.candidates = candidates
+
+    @property
+    def n_vectors(self) -> int:
+        return self.sparse.n_vectors
+
+    @property
+    def is_built(self) -> bool:
+        return self.dense.is_built and self.sparse.is_built
+
+    def build(self, vectors: sparse.csr_matrix) -> None:
+        dense_part, sparse_part = self._split(vectors)
+        self.dense.build(dense_part)
+        self.sparse.build(sparse_part)
+        self._sort_postings()
+
+    def add(self, vectors: sparse.csr_matrix) -> None:
+        dense_part, sparse_part = self._split(vectors)
+        self.dense.add(dense_part)
+        self.sparse.add(sparse_part)
+        self._sort_postings()
+
+    def search(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
+        if not self.is_built:
+            raise BioLinkError(Errors.E207.format(index="hybrid"))
+        dense_queries, sparse_queries = self._split(queries)
+        scores, ids = _empty_result(dense_queries.shape[0], k)
+        if k == 0 or self.n_vectors == 0:
+            return scores, ids
+        take = max(k, self.candidates)
+        _, dense_ids = self.dense.search(dense_queries, take)
+        _, sparse_ids = self.sparse.search(sparse_queries, take)
+        for row, names in enumerate(_union(dense_ids, sparse_ids)):
+            if not len(names):
+                continue
+            exact = self._dense_scores(dense_queries[row], names) + \
+                self._sparse_scores(sparse_queries, row, names)
+            found, found_ids = top_k(exact, names, k)
+            scores[row, :len(found)] = found
+            ids[row, :len(found)] = found_ids
+        return scores, ids
+
+    def _dense_scores(self, query: numpy.ndarray, names: numpy.ndarray) -> numpy.ndarray:
+        rows = self.dense.index.reconstruct_batch(names)
+        return rows @ query
+
+    def _sparse_scores(self, queries: sparse.csr_matrix, row: int,
+                       names: numpy.ndarray) -> numpy.ndarray:
+        """q . name for each name, from the postings of q's features (sorted name ids)."""
+        postings = self.sparse.names_t
+        out = numpy.zeros(len(names), dtype=numpy.float32)
+        lo, hi = queries.indptr[row], queries.indptr[row + 1]
+        for feature, weight in zip(queries.indices[lo:hi], queries.data[lo:hi]):
+            start, end = postings.indptr[feature], postings.indptr[feature + 1]
+            if start == end:
+                continue
+            holders = postings.indices[start:end]
+            at = numpy.searchsorted(holders, names)
+            hit = at < len(holders)
+            hit[hit] = holders[at[hit]] == names[hit]
+            out[hit] += weight * postings.data[start + at[hit]]
+        return out
+
+    def _split(self, vectors) -> Tuple[numpy.ndarray, sparse.csr_matrix]:
+        if not sparse.issparse(vectors):
+            raise BioLinkError(Errors.E206.format(index="HybridIndex", needs="sparse (hybrid)",
+                                                  got=type(vectors).__name__))
+        vectors = sparse.csr_matrix(vectors, dtype=numpy.float32)
+        if vectors.shape[1] <= self.dense_width:
+            raise BioLinkError(Errors.E211.format(width=vectors.shape[1],
+                                                  dense_width=self.dense_width))
+        return (numpy.ascontiguousarray(vectors[:, :self.dense_width].toarray()),
+                vectors[:, self.dense_width:].tocsr())
+
+    def _sort_postings(self) -> None:
+        # _sparse_scores binary-searches each posting list
+        if not self.sparse.names_t.has_sorted_indices:
+            self.sparse.names_t.sort_indices()
+
+    def to_state(self) -> Tuple[dict, dict]:
+        if not self.is_built:
+            raise BioLinkError(Errors.E207.format(index="hybrid"))
+        dense_meta, dense_arrays = self.dense.to_state()
+        sparse_meta, sparse_arrays = self.sparse.to_state()
+        arrays = {f"dense_{name}": a for name, a in dense_arrays.items()}
+        arrays.update({f"sparse_{name}": a for name, a in sparse_arrays.items()})
+        return ({"type": "hybrid", "dense_width": self.dense_width, "dense": dense_meta,
+                 "sparse": sparse_meta}, arrays)
+
+    def from_state(self, meta: dict, arrays: dict) -> "HybridIndex":
+        def part(prefix):
+            return {name[len(prefix):]: a for name, a in arrays.items() if name.startswith(prefix)}
+
+        self.dense.from_state(meta["dense"], part("dense_"))
+        self.sparse.from_state(meta["sparse"], part("sparse_"))
+        self._sort_postings()
+        return self
+
+
+def _union(dense_ids: numpy.ndarray, sparse_ids: numpy.ndarray):
+    """Per query row, the distinct name ids either part found (-1 is padding)."""
+    both = numpy.concatenate([dense_ids, sparse_ids], axis=1)
+    for row in both:
+        yield numpy.unique(row[row >= 0])
