@@ -220,8 +220,13 @@ class BioLinker(Pipe):
         names = [self.normalizer.name(name) for name in dictionary.names]
         self.model.initialize(X=names)
         self._build_search(dictionary, self.encode(names, progress=True))
-        if self._sieve is None and self.cfg["sieve_threshold"] is not None:
-            warnings.warn(Warnings.W003)
+        if self.cfg["sieve_threshold"] is not None:
+            if self._sieve is None:
+                warnings.warn(Warnings.W003)
+            similarity = self.model.attrs.get("similarity", "cosine")
+            if similarity != "cosine":
+                warnings.warn(Warnings.W004.format(threshold=self.cfg["sieve_threshold"],
+                                                   similarity=similarity))
         self.cfg["initialized"] = True
 
     def add_names(self, pairs: Iterable[Tuple[str, str]]) -> int:

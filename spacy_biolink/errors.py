@@ -237,6 +237,10 @@ class Warnings(metaclass=ErrorsWithCodes):
             "main index. Augment the dictionary (init-linker --augment TRAIN.PubTator, or "
             "augment = [...] in [initialize.components.bio_linker]) or add names with "
             "add_names; or set sieve_threshold = null.")
+    W004 = ("bio_linker: sieve_threshold = {threshold} is a cosine, but the encoder scores "
+            "by {similarity}, so the threshold does not mean what it says (an untrained "
+            "BioSyn encoder's inner products pass any cosine threshold). Use an encoder "
+            "with normalize = true, or pick the threshold on dev with this encoder's scores.")
     W750 = ("The pipeline at {path} has no component that finds entities (pipes: {pipes}) "
             "and {n} of {total} input document(s) came with none, so they have no entities "
             "to link: bio_linker only links spans already in doc.ents. Use a pipeline with "

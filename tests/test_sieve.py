@@ -1,5 +1,7 @@
 """Triplet-Search's search strategies: which names are indexed (index_sources O, D, OD)
 and the sieve (D names first, the main index for the rest)."""
+import warnings
+
 import numpy
 import pytest
 import spacy
@@ -186,6 +188,21 @@ def test_sieve_without_d_names_warns():
     nlp.add_pipe("bio_linker", config={"sieve_threshold": 0.95})
     with pytest.warns(UserWarning, match="W003"):
         nlp.get_pipe("bio_linker").initialize(dictionary=ConceptDictionary.from_concepts(ONTOLOGY))
+
+
+def test_sieve_over_scores_that_are_not_cosines_warns(corpus):
+    """The threshold is a cosine: an encoder that declares inner-product scores (BioSyn,
+    an unnormalized transformer) makes it meaningless, and initialize says so."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bio_linker", config={"sieve_threshold": 0.95})
+    linker = nlp.get_pipe("bio_linker")
+    linker.model.attrs["similarity"] = "inner_product"
+    with pytest.warns(UserWarning, match="W004.*by inner_product"):
+        linker.initialize(dictionary=ConceptDictionary.from_concepts(ONTOLOGY),
+                          augment=[str(corpus)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make_nlp(corpus, sieve_threshold=0.95)  # TF-IDF scores are cosines: no warning
 
 
 @pytest.mark.parametrize("key,value", [("index_sources", "X"), ("index_sources", "DO"),
