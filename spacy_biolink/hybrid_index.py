@@ -5,9 +5,10 @@ HybridEncoder and BioSyn's encoder give one CSR row per text whose first `dense_
 columns are a dense vector and the rest a TF-IDF vector, so that one inner product is
 the weighted sum of both scores. SparseIndex searches that sum exactly over every name,
 but the dense columns are in every name's postings, so each query touches every name
-(~130 mentions/s on 77k names). HybridIndex asks a dense index (faiss: HNSW, or flat)
-and a SparseIndex for the `candidates` best names by each part alone, then scores the
-union by the full sum, as BioSyn's retrieval does with its sparse and dense top-k.
+(126-356 mentions/s on 77k names, BENCHMARKS.md). HybridIndex asks a dense index
+(faiss: HNSW, or flat) and a SparseIndex for the `candidates` best names by each part
+alone, then scores the union by the full sum, as BioSyn's retrieval does with its
+sparse and dense top-k.
 
 A name can be missed only if neither part alone ranks it among its `candidates` best
 while the sum ranks it among the k best. `candidates` >= the number of names is exact.

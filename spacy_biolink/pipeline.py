@@ -63,15 +63,15 @@ def load_pipeline_config(config_path: Optional[PathLike] = None,
 INDEX_PREFIX = "components.bio_linker.index."
 
 
-def _index_block(encoder_index: Dict, overrides: Optional[Dict]) -> Dict:
-    """The encoder's index block (e.g. flat faiss for a dense encoder) with the caller's
-    components.bio_linker.index.* overrides on top: an approximate index (kind = "hnsw")
-    for speed. Dotted keys reach nested blocks (index.dense.kind); naming another
-    function (index.@misc) starts from an empty block, since the encoder's settings
-    belong to the index it replaces."""
+def _index_block(base: Dict, overrides: Optional[Dict]) -> Dict:
+    """The index block (the encoder's, e.g. flat faiss for a dense encoder, else the
+    config's) with the caller's components.bio_linker.index.* overrides on top: an
+    approximate index (kind = "hnsw") for speed. Dotted keys reach nested blocks
+    (index.dense.kind); naming another function (index.@misc) starts from an empty
+    block, since the base's settings belong to the index it replaces."""
     given = {key[len(INDEX_PREFIX):]: value for key, value in (overrides or {}).items()
              if key.startswith(INDEX_PREFIX)}
-    block = copy.deepcopy(dict(encoder_index))
+    block = copy.deepcopy(dict(base))
     if "@misc" in given and given["@misc"] != block.get("@misc"):
         block = {}
     for dotted, value in given.items():
@@ -112,19 +112,19 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     if spelling_map is not None:
         settings["paths.spelling_map"] = str(spelling_map)
     settings.update(overrides or {})
-    if encoder is not None:
-        # The encoder brings its own index block; index overrides apply to that one
-        # (_index_block), and may name sections the default config lacks.
-        settings = {key: value for key, value in settings.items()
-                    if not key.startswith(INDEX_PREFIX)}
+    # Index overrides are applied by _index_block, over the encoder's index block where
+    # it brings one: they may name sections the config lacks (index.dense.kind).
+    settings = {key: value for key, value in settings.items() if not key.startswith(INDEX_PREFIX)}
     config = load_pipeline_config(config_path, settings)
+    index_config = config["components"]["bio_linker"]["index"]
     if encoder is not None:
         from .encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer
 
-        model_config, index_config, _ = read_encoder_config(encoder)
+        model_config, encoder_index, _ = read_encoder_config(encoder)
         config["components"]["bio_linker"]["encoder"] = model_config
-        if index_config is not None:
-            config["components"]["bio_linker"]["index"] = _index_block(index_config, overrides)
+        index_config = encoder_index if encoder_index is not None else index_config
+    config["components"]["bio_linker"]["index"] = _index_block(index_config, overrides)
+    if encoder is not None:
         # Query with the folding the encoder was trained on, unless told otherwise.
         prefix = "components.bio_linker.normalizer."
         normalizer = config["components"]["bio_linker"]["normalizer"]

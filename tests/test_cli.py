@@ -63,10 +63,14 @@ def test_init_linker_then_evaluate(files, tmp_path):
 def test_init_linker_takes_dotted_config_overrides(files, tmp_path):
     dictionary, _ = files
     run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary,
-            "--components.bio_linker.k", "7", "--components.bio_linker.prior_weight", "0")
+            "--components.bio_linker.k", "7", "--components.bio_linker.prior_weight", "0",
+            "--components.bio_linker.index.chunk_size", "64")
     config = spacy.util.load_config(tmp_path / "model" / "config.cfg")
     assert config["components"]["bio_linker"]["k"] == 7
     assert config["components"]["bio_linker"]["prior_weight"] == 0
+    # without an encoder, index overrides apply to the default config's index
+    assert config["components"]["bio_linker"]["index"] == {
+        "@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 64}
 
 
 def test_format_is_inferred_and_outputs_are_not_overwritten(files, tmp_path):
