@@ -49,6 +49,38 @@ def test_project_paths_survive_interpolation():
     assert not joined
 
 
+def test_project_train_overrides_name_existing_config_keys():
+    """Every dotted override a `train configs/X.cfg` line of project.yml passes names a
+    key X.cfg has: confection would take a misspelt one silently as a new setting. With
+    the `paper_dan_*` vars set, paper-synonyms trains the DAN that met issue 5's target."""
+    import shlex
+
+    from weasel.util import load_project_config
+
+    project = load_project_config(ROOT, overrides={"vars.paper_dan_hidden_width": 8000,
+                                                   "vars.paper_dan_max_prototype_names": 1})
+    checked = 0
+    for command in project["commands"]:
+        for line in command.get("script", []):
+            args = shlex.split(line)
+            if args[:4] != ["python", "-m", "spacy_biolink", "train"]:
+                continue
+            config = load_config(ROOT / args[4], interpolate=False)
+            overrides = {a[2:]: v for a, v in zip(args, args[1:] + [""])
+                         if a.startswith("--") and "." in a}
+            for key in overrides:
+                section, _, name = key.rpartition(".")
+                node = config
+                for part in section.split("."):
+                    node = node[part]
+                assert name in node, f"{command['name']}: {args[4]} has no {key}"
+                checked += 1
+            if command["name"] == "paper-synonyms" and args[4] == "configs/dan.cfg":
+                assert overrides["encoder.hidden_width"] == "8000"
+                assert overrides["training.max_prototype_names"] == "1"
+    assert checked > 20
+
+
 def _first_documents(source: Path, target: Path, n: int) -> list:
     """The first n PubTator documents of `source` written to `target`; their gold ids."""
     from spacy_biolink.util import open_text
