@@ -58,7 +58,8 @@ def test_project_train_overrides_name_existing_config_keys():
     from weasel.util import load_project_config
 
     project = load_project_config(ROOT, overrides={"vars.paper_dan_hidden_width": 8000,
-                                                   "vars.paper_dan_max_prototype_names": 1})
+                                                   "vars.paper_dan_max_prototype_names": 1,
+                                                   "vars.paper_dan_eval_frequency": 342})
     checked = 0
     for command in project["commands"]:
         for line in command.get("script", []):
@@ -78,6 +79,7 @@ def test_project_train_overrides_name_existing_config_keys():
             if command["name"] == "paper-synonyms" and args[4] == "configs/dan.cfg":
                 assert overrides["encoder.hidden_width"] == "8000"
                 assert overrides["training.max_prototype_names"] == "1"
+                assert overrides["training.eval_frequency"] == "342"
     assert checked > 20
 
 
