@@ -19,9 +19,10 @@ D001943||Breast Neoplasms|breast cancer|breast tumor
 """
 
 
-def build_tiny_bert(path: Path, words) -> Path:
+def build_tiny_bert(path: Path, words, dropout: float = 0.0) -> Path:
     """A 2-layer, 32-wide BERT with random weights saved in `path`, its WordPiece vocab
-    the given words plus single characters (so every text tokenizes)."""
+    the given words plus single characters (so every text tokenizes). No dropout unless
+    asked: most tests compare runs and want them deterministic without restoring rngs."""
     import torch
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
@@ -35,8 +36,8 @@ def build_tiny_bert(path: Path, words) -> Path:
     torch.manual_seed(0)
     config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=64,
-                        max_position_embeddings=64, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0)
+                        max_position_embeddings=64, hidden_dropout_prob=dropout,
+                        attention_probs_dropout_prob=dropout)
     BertModel(config).save_pretrained(str(path))
     return path
 

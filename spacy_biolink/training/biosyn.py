@@ -18,7 +18,7 @@ from tqdm import tqdm
 from ..dictionary import ConceptDictionary
 from ..encoders.saved import META_FILE, save_encoder
 from ..text.normalize import MentionNormalizer
-from .checkpoints import load_checkpoint, save_checkpoint
+from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import corpus_mention_pairs, read_dictionary
 from .dev import dev_accuracy
 from .log import TrainingLog
@@ -101,7 +101,7 @@ class BioSynTrainer:
         if checkpoint is not None:
             module.load_state_dict(checkpoint["module"])
             optimizer.load_state_dict(checkpoint["optimizer"])
-            torch.set_rng_state(checkpoint["torch_rng"])
+            restore_rng_states(checkpoint)
             start_epoch, best = checkpoint["epoch"] + 1, checkpoint["best"]
             logger.info("BioSyn: resuming after epoch %d (best dev acc@1 %.4f)",
                         checkpoint["epoch"], best)
@@ -152,7 +152,7 @@ class BioSynTrainer:
             save_checkpoint(output_dir, {"epoch": epoch, "best": best,
                                          "module": module.state_dict(),
                                          "optimizer": optimizer.state_dict(),
-                                         "torch_rng": torch.get_rng_state()})
+                                         **rng_states()})
         if self.max_epochs == 0 and not resume:
             # No training asked for: the backbone as it is, the untrained baseline of
             # BioSyn's tables (its dense score alone while lambda is 0).

@@ -27,7 +27,7 @@ from ..encoders.torch_wrapper import torch_module
 from ..errors import BioLinkError, Errors
 from ..evaluation.synonym_retrieval import SPLIT_FILE, TRAIN, SynonymSplit
 from ..wordvectors import WordVectors
-from .checkpoints import load_checkpoint, save_checkpoint
+from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import MentionPairs, corpus_mention_pairs, dictionary_name_pairs, read_dictionary
 from .dev import dev_accuracy
 from .log import TrainingLog
@@ -100,7 +100,7 @@ class BneTrainer:
                     path=output_dir, reason=f"{state['fingerprint']} != {fingerprint}"))
             module.load_state_dict(state["module"])
             optimizer.load_state_dict(state["optimizer"])
-            torch.set_rng_state(state["torch_rng"])
+            restore_rng_states(state)
             start_epoch, best, bad_epochs = state["epoch"], state["best"], state["bad_epochs"]
             logger.info("resuming BNE after epoch %d (best dev acc@1 %.4f)", start_epoch, best)
         elif resume:
@@ -157,7 +157,7 @@ class BneTrainer:
             log.log(**record)
             save_checkpoint(output_dir, {"module": module.state_dict(),
                                          "optimizer": optimizer.state_dict(),
-                                         "torch_rng": torch.get_rng_state(), "epoch": epoch,
+                                         **rng_states(), "epoch": epoch,
                                          "best": best, "bad_epochs": bad_epochs,
                                          "fingerprint": fingerprint})
             if dev_path is not None and bad_epochs >= self.patience:

@@ -29,3 +29,26 @@ def load_checkpoint(output_dir: Path) -> Optional[Dict]:
     if not path.is_file():
         return None
     return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def rng_states() -> Dict:
+    """torch's generators, for a checkpoint: dropout draws from the CPU one, or from the
+    GPU's when the module trains there. Restored, a resumed run repeats a straight one."""
+    import torch
+
+    states = {"torch_rng": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        states["cuda_rng"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def restore_rng_states(checkpoint: Dict) -> None:
+    """Set the generators saved by `rng_states`; a checkpoint written before they were
+    saved, or on a machine with other GPUs, leaves them as seeded."""
+    import torch
+
+    if "torch_rng" in checkpoint:
+        torch.set_rng_state(checkpoint["torch_rng"])
+    cuda_states = checkpoint.get("cuda_rng")
+    if cuda_states and torch.cuda.is_available() and len(cuda_states) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(cuda_states)

@@ -44,7 +44,7 @@ from ..evaluation.synonym_retrieval import (SPLIT_FILE, TRAIN, VALIDATION, Synon
                                             concept_prototypes, make_split, ranking_metrics)
 from ..text.normalize import MentionNormalizer
 from ..wordvectors import WordVectors
-from .checkpoints import load_checkpoint, save_checkpoint
+from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import corpus_mention_pairs, read_dictionary
 from .log import TrainingLog
 from .run import require_path
@@ -183,6 +183,7 @@ class DanTrainer:
         if checkpoint is not None:
             network.load_state_dict(checkpoint["network"])
             optimizer.load_state_dict(checkpoint["optimizer"])
+            restore_rng_states(checkpoint)
             progress = _Progress.from_checkpoint(checkpoint, steps_per_epoch)
             start_epoch = int(checkpoint["epoch"])
             _drop_records_after(log, progress.step)
@@ -206,6 +207,7 @@ class DanTrainer:
                 self._validate(progress, validation_map, network, log, steps_per_epoch)
             save_checkpoint(output_dir, {"network": network.state_dict(),
                                          "optimizer": optimizer.state_dict(),
+                                         **rng_states(),
                                          "epoch": epoch + 1, "progress": progress.to_state()})
         if progress.best_state is not None:
             network.load_state_dict(progress.best_state)

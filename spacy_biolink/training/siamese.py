@@ -31,7 +31,7 @@ from ..encoders.siamese import N_RESERVED, WordVocab, pair_arrays
 from ..errors import BioLinkError, Errors
 from ..evaluation.pair_scores import best_f1_threshold, evaluate_pairs
 from ..wordvectors import WordVectors, tokenize
-from .checkpoints import load_checkpoint, save_checkpoint
+from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import read_dictionary
 from .log import TrainingLog
 from .pairs import (LinkedMentions, PairSet, corpus_training_pairs, dictionary_pairs,
@@ -128,6 +128,7 @@ class SiameseTrainer:
             best = {"auc": float(checkpoint["best_auc"]), "epoch": int(checkpoint["best_epoch"]),
                     "state": checkpoint["best_state"]}
             rng.setstate(_rng_state(checkpoint["rng"]))
+            restore_rng_states(checkpoint)
         train = pairs["train"]
         labels = torch.as_tensor(train.label_array())
         for epoch in range(start_epoch, self.settings["max_epochs"]):
@@ -158,7 +159,7 @@ class SiameseTrainer:
                                          "optimizer": optimizer.state_dict(), "epoch": epoch,
                                          "best_auc": best["auc"], "best_epoch": best["epoch"],
                                          "best_state": best["state"],
-                                         "rng": _plain_rng(rng.getstate())})
+                                         "rng": _plain_rng(rng.getstate()), **rng_states()})
             if epoch - best["epoch"] >= self.settings["patience"]:
                 logger.info("the dev AUC chosen on has not improved for %d epochs: stopping",
                             self.settings["patience"])

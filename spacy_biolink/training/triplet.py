@@ -23,7 +23,7 @@ from tqdm import tqdm
 from ..encoders.saved import META_FILE, save_encoder
 from ..errors import BioLinkError, Errors
 from ..text.normalize import MentionNormalizer
-from .checkpoints import load_checkpoint, save_checkpoint
+from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import corpus_mention_pairs, dictionary_name_pairs, read_dictionary
 from .dev import dev_accuracy
 from .log import TrainingLog
@@ -91,7 +91,7 @@ class TripletTrainer:
         if checkpoint is not None:
             module.load_state_dict(checkpoint["module"])
             optimizer.load_state_dict(checkpoint["optimizer"])
-            torch.set_rng_state(checkpoint["torch_rng"])
+            restore_rng_states(checkpoint)
             start_epoch, best = checkpoint["epoch"] + 1, checkpoint["best"]
         augment = [train_path] if self.search == "OD" else []
         meta = {"method": "triplet", "backbone": str(backbone), "settings": self.settings(),
@@ -124,7 +124,7 @@ class TripletTrainer:
             save_checkpoint(output_dir, {"epoch": epoch, "best": best,
                                          "module": module.state_dict(),
                                          "optimizer": optimizer.state_dict(),
-                                         "torch_rng": torch.get_rng_state()})
+                                         **rng_states()})
         log.plot(title="Triplet network")
         if (output_dir / META_FILE).is_file():
             import srsly
