@@ -116,25 +116,25 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     # it brings one: they may name sections the config lacks (index.dense.kind).
     settings = {key: value for key, value in settings.items() if not key.startswith(INDEX_PREFIX)}
     config = load_pipeline_config(config_path, settings)
-    index_config = config["components"]["bio_linker"]["index"]
+    linker = config["components"]["bio_linker"]
+    index_config = linker["index"]
     if encoder is not None:
         from .encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer
 
         model_config, encoder_index, _ = read_encoder_config(encoder)
-        config["components"]["bio_linker"]["encoder"] = model_config
-        index_config = encoder_index if encoder_index is not None else index_config
-    config["components"]["bio_linker"]["index"] = _index_block(index_config, overrides)
-    if encoder is not None:
+        linker["encoder"] = model_config
+        if encoder_index is not None:
+            index_config = encoder_index
         # Query with the folding the encoder was trained on, unless told otherwise.
         prefix = "components.bio_linker.normalizer."
-        normalizer = config["components"]["bio_linker"]["normalizer"]
         for key, value in read_encoder_normalizer(encoder).items():
             if prefix + key not in (overrides or {}):
-                normalizer[key] = value
+                linker["normalizer"][key] = value
         # The annotation prior's weight was chosen for TF-IDF cosines; a trained
         # encoder's scores have their own scale, and its dev scores were taken without.
         if "components.bio_linker.prior_weight" not in (overrides or {}):
-            config["components"]["bio_linker"]["prior_weight"] = 0.0
+            linker["prior_weight"] = 0.0
+    linker["index"] = _index_block(index_config, overrides)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     if encoder is not None:
         try:
