@@ -27,7 +27,6 @@ import json
 import logging
 import os
 from pathlib import Path
-import resource
 import time
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 import warnings
@@ -184,7 +183,7 @@ def _parquet_documents(path: Path) -> Iterator[Union[InputDocument, MalformedLin
         raise OSError(f"not a readable Parquet file: {err}") from None
 
 
-def _document_from_row(path: Path, row: int, record: Dict[str, Any]) -> InputDocument:
+def _document_from_row(path: PathLike, row: int, record: Dict[str, Any]) -> InputDocument:
     record = dict(record)
     text = record.pop("text", None)
     if not isinstance(text, str):
@@ -256,6 +255,31 @@ def link_shard(nlp: Language, shard: PathLike, output: PathLike, *, report: Opti
     return result
 
 
+def link_rows(nlp: Language, rows: Iterable[Dict[str, Any]], *, batch_size: int = 64,
+              source: str = "<rows>") -> List[Dict[str, Any]]:
+    """The batch function for engines that hand over rows, not files (Spark's mapInPandas:
+    `frame.to_dict("records")`): one output record per row, in order, as `link` writes it.
+
+    A row needs a "text" string; "entities" (a list, or the JSON string a Parquet output
+    holds) gives spans; other keys are copied. A malformed row is not linked: its record
+    keeps its keys and gets an "error" message instead of "entities", so nothing is dropped.
+    """
+    install_extensions()
+    spans_key = nlp.get_pipe("bio_linker").cfg.get("spans_key")
+    records: List[Optional[Dict[str, Any]]] = []
+    docs = []
+    for number, row in enumerate(rows, start=1):
+        try:
+            document = _document_from_row(source, number, row)
+            docs.append((make_input_doc(nlp, document, source), (len(records), document.passthrough)))
+            records.append(None)
+        except BioLinkError as err:
+            records.append({**{k: v for k, v in row.items() if k != "entities"}, "error": str(err)})
+    for doc, (index, passthrough) in nlp.pipe(docs, as_tuples=True, batch_size=batch_size):
+        records[index] = doc_record(doc, passthrough, spans_key=spans_key)
+    return records  # type: ignore[return-value]
+
+
 class _atomic_output:
     """Write records as JSONL (gzipped for .gz) or Parquet to a temporary file renamed over
     `path` on success (util.atomic_file)."""
@@ -300,7 +324,11 @@ def _write_parquet(fileh, records: Iterable[Dict[str, Any]]) -> None:
     pyarrow.parquet.write_table(pyarrow.Table.from_pylist(rows), fileh)
 
 
-def _peak_rss_mb() -> float:
+def _peak_rss_mb() -> Optional[float]:
+    try:
+        import resource  # not on Windows
+    except ImportError:
+        return None
     # ru_maxrss is in KiB on Linux (bytes on macOS; the figure is for a report, not control)
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
@@ -434,6 +462,10 @@ def link_corpus(input_path: PathLike, model: PathLike, output_dir: PathLike, *,
     report_path = output_dir / REPORT_NAME
     with atomic_file(report_path) as fileh:
         json.dump(report, fileh, indent=2)
+    logger.info("Linked %d shard(s) (%d done earlier, %d failed): %d docs in, %d out, %d "
+                "malformed; report: %s", report["shards_done_now"], report["shards_done_earlier"],
+                report["shards_failed"], report["docs_in"], report["docs_out"], report["errors"],
+                report_path)
     if report["errors"]:
         first = report["malformed"][0] if report["malformed"] else {}
         warnings.warn(Warnings.W800.format(
@@ -528,7 +560,8 @@ def _build_report(todo: List[ShardTask], done_earlier: List[ShardTask],
     docs_now = sum(s["docs_in"] for s in now)
     workers_rss: Dict[str, float] = {}
     for shard in now:
-        workers_rss[str(shard["pid"])] = max(workers_rss.get(str(shard["pid"]), 0), shard["peak_rss_mb"])
+        workers_rss[str(shard["pid"])] = max(workers_rss.get(str(shard["pid"]), 0),
+                                             shard["peak_rss_mb"] or 0)
     malformed = [line for s in shards for line in s.get("malformed", [])][:MAX_LISTED_ERRORS]
     return {
         "engine": "ray", **{k: str(v) if isinstance(v, Path) else v for k, v in run.items()},

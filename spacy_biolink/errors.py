@@ -241,8 +241,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E806 = ("{n} of {total} shard(s) failed and have no output: {failed}. The others are "
             "written; see {report}. Fix them and run the same command again to do only "
             "what is missing.")
-    E807 = ("{shard}:{row}: {reason}. Each row of a .parquet input needs a \"text\" string "
-            "column; other columns (id, pmid, ...) are copied to the output.")
+    E807 = ("{shard}:{row}: {reason}. Each row of a .parquet input (or of a DataFrame) needs "
+            "a \"text\" string; other columns (id, pmid, ...) are copied to the output.")
     E808 = ("{shard}: the workers linking it died {n} time(s) (killed, or out of memory), "
             "so it was given up. It has no output; run the same command again to retry only "
             "what is missing, with fewer documents per shard or more memory per worker.")

@@ -4,11 +4,12 @@ import importlib.util
 import json
 import os
 from pathlib import Path
+import shutil
 import textwrap
 
 import pytest
 
-from spacy_biolink.distributed import (iter_shard_documents, link_corpus, link_shard,
+from spacy_biolink.distributed import (iter_shard_documents, link_corpus, link_rows, link_shard,
                                        output_name, plan_shards)
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.link_files import link_file
@@ -269,3 +270,43 @@ def test_link_shard_without_ray_matches_link_file(linker_nlp, tmp_path):
     assert read_jsonl(tmp_path / "a.jsonl") == read_jsonl(tmp_path / "b.jsonl")
     assert (result["docs_in"], result["docs_out"], result["pid"]) == (4, 4, os.getpid())
     assert [type(d).__name__ for d in iter_shard_documents(path)] == ["InputDocument"] * 4
+
+
+def test_link_rows_keeps_order_and_marks_malformed_rows(linker_nlp):
+    rows = [{"id": 1, "text": TEXTS[0], "entities": [[0, 15, "Disease"]]},
+            {"id": 2, "text": None},
+            {"id": 3, "text": TEXTS[1], "entities": json.dumps([[0, 19, "Disease"]])}]
+    first, bad, third = link_rows(linker_nlp, rows)
+    assert [(e["text"], e["kb_id"]) for e in first["entities"]] == [("Type 2 diabetes", "D003924")]
+    assert bad["id"] == 2 and "E807" in bad["error"] and "entities" not in bad
+    assert (third["id"], third["entities"][0]["kb_id"]) == (3, "D006816")
+
+
+def readme_spark_recipe() -> str:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf8")
+    start = readme.index("```python\nimport json\n\nimport pandas as pd")
+    return readme[start + len("```python\n"):readme.index("```", start + 10)]
+
+
+@pytest.mark.slow  # a Spark session takes a minute to start on 2 cores
+@pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or shutil.which("java") is None,
+                    reason="the README's Spark recipe needs pyspark and Java 17 (not in any extra)")
+def test_readme_spark_recipe_gives_the_link_records(model_dir, tmp_path):
+    inputs = write_shards(tmp_path / "in", n_shards=2, docs_per_shard=3)
+    code = readme_spark_recipe().replace(
+        'MODEL, SHARDS, OUTPUT = "/shared/models/pipeline", "/shared/pubmed/shards", "/shared/pubmed/linked"',
+        f"MODEL, SHARDS, OUTPUT = {str(model_dir)!r}, {str(inputs)!r}, {str(tmp_path / 'out')!r}")
+    assert str(model_dir) in code
+    try:
+        exec(compile(code, "README.md (Spark recipe)", "exec"), {"__name__": "spark_recipe"})
+    finally:
+        from pyspark.sql import SparkSession
+
+        SparkSession.builder.getOrCreate().stop()
+    spark_records = [json.loads(line) for path in (tmp_path / "out").glob("part-*")
+                     for line in path.read_text(encoding="utf8").splitlines()]
+    local = []
+    for shard in sorted(inputs.iterdir()):
+        link_file(model_dir, shard, tmp_path / "local" / shard.name, progress=False)
+        local += read_jsonl(tmp_path / "local" / shard.name)
+    assert by_id(spark_records) == by_id(local) and len(spark_records) == len(local) == 6
