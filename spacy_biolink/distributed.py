@@ -21,12 +21,14 @@ many shards (1,200 files of 30,000 abstracts), and `split` cuts one big file int
 Every node must see INPUT, OUTPUT and the model directory at the same paths (a shared file
 system) and have spacy-biolink installed.
 """
+import contextlib
 from dataclasses import dataclass
 import gzip
 import json
 import logging
 import os
 from pathlib import Path
+import re
 import time
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 import warnings
@@ -346,11 +348,15 @@ class ShardLinker:
 
         from .pipeline import load_linker_pipeline
 
-        if code is not None:
-            spacy.util.import_file("python_code", code)
-        if use_gpu:
-            spacy.prefer_gpu()
-        self.nlp = load_linker_pipeline(model)
+        try:
+            if code is not None:
+                spacy.util.import_file("python_code", code)
+            if use_gpu:
+                spacy.prefer_gpu()
+            self.nlp = load_linker_pipeline(model)
+        except Exception as err:  # noqa: BLE001 - the driver shows this line, not Ray's trace
+            reason = " ".join(f"{type(err).__name__}: {err}".split())
+            raise BioLinkError(Errors.E815.format(path=model, reason=reason)) from None
         self.batch_size, self.output_format = batch_size, output_format
         self.max_attempts = max_attempts
 
@@ -494,11 +500,12 @@ def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
         started_ray = True
+    context = ray.data.DataContext.get_current()
+    saved = context.enable_progress_bars, context.max_errored_blocks
     try:
-        context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False  # ours below counts shards and documents
-        # a shard whose worker died max_attempts times is left out, not the whole run: the
-        # driver reports it (E808) and a re-run retries it
+        # a shard whose task errors anyway is left out, not the whole run: the driver
+        # reports it (E808) and a re-run retries it
         context.max_errored_blocks = -1
         if num_workers is None:
             num_workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -518,7 +525,8 @@ def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int
         results: Dict[str, Dict[str, Any]] = {}
         linked_docs = 0
         begun = time.perf_counter()
-        with tqdm(total=len(todo), unit="shard", desc="Linking", disable=not progress) as bar:
+        with tqdm(total=len(todo), unit="shard", desc="Linking", disable=not progress) as bar, \
+                _worker_errors_as_biolink_errors():
             for row in dataset.iter_rows():
                 result = json.loads(row["result"])
                 results[result["shard"]] = result
@@ -533,8 +541,23 @@ def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int
                     str(task.input), Errors.E808.format(shard=task.input, n=max_attempts))
         return results, workers
     finally:
+        context.enable_progress_bars, context.max_errored_blocks = saved
         if started_ray:
             ray.shutdown()
+
+
+@contextlib.contextmanager
+def _worker_errors_as_biolink_errors():
+    """A worker that cannot start fails the run; show its E815 line, not Ray's trace."""
+    import ray.exceptions
+
+    try:
+        yield
+    except ray.exceptions.RayError as err:
+        found = re.search(r"\[E815\][^\n]*", str(err))
+        if found is None:
+            raise
+        raise BioLinkError(found.group(0)) from None
 
 
 def _build_report(todo: List[ShardTask], done_earlier: List[ShardTask],

@@ -256,6 +256,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E813 = ("The output directory {output} is the directory of the input {input}: output "
             "shards are named after their input and would overwrite it. Write them to a "
             "directory of their own.")
+    E815 = ("A Ray worker could not load the pipeline {path}: {reason}. If it has custom "
+            "components, pass the file that registers them with --code FILE; on a cluster, "
+            "every node needs spacy-biolink (and the pipeline's packages) installed and the "
+            "model at this path.")
     E814 = ("{shard}: linking failed ({reason}). That shard has no output; the other shards "
             "are linked.")
 

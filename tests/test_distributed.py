@@ -92,7 +92,8 @@ def test_two_workers_give_the_single_process_output(ray_cluster, model_dir, tmp_
             for r in read_jsonl(out / "part-0.jsonl")}["0-0"] == ["D003924", "D001943"]
     assert (report["docs_in"], report["docs_out"], report["errors"]) == (19, 19, 0)
     assert report["shards_done_now"] == 4 and report["failed_shards"] == []
-    assert len(report["worker_peak_rss_mb"]) == 2  # both actors linked shards
+    # which actor takes which shard is Ray's choice: one ready first may take all four
+    assert report["workers"] == 2 and 1 <= len(report["worker_peak_rss_mb"]) <= 2
     assert json.loads((out / "_report.json").read_text()) == report
 
 
@@ -145,6 +146,9 @@ def test_a_killed_worker_loses_and_duplicates_nothing(ray_cluster, model_dir, tm
     assert sorted(p.name for p in (tmp_path / "out").glob("part-*")) == [
         "part-0.jsonl", "part-1.jsonl", "part-3.jsonl"]
     assert not [p for p in (tmp_path / "out").rglob(".*")]
+    # without --code the workers cannot build kill_worker: one clear line, not Ray's trace
+    with pytest.raises(BioLinkError, match=r"E815.*kill_worker.*--code"):
+        link_corpus(inputs, tmp_path / "model", tmp_path / "out2", num_workers=1, progress=False)
 
 
 @needs_ray
@@ -172,42 +176,38 @@ def test_a_rerun_only_links_what_is_missing(ray_cluster, model_dir, tmp_path):
 
 @needs_ray
 @pytest.mark.distributed
-def test_malformed_lines_are_counted_and_named_not_dropped(ray_cluster, model_dir, tmp_path):
-    inputs = write_shards(tmp_path / "in", n_shards=2, docs_per_shard=3)
+def test_malformed_lines_are_counted_and_an_unreadable_shard_fails_alone(ray_cluster, model_dir,
+                                                                         tmp_path):
+    inputs = write_shards(tmp_path / "in", n_shards=3, docs_per_shard=3)
     with open(inputs / "part-1.jsonl", "a", encoding="utf8") as fileh:
         fileh.write('{"id": "bad json"\n\n{"id": "no text"}\n'
                     '{"id": "1-9", "text": "abc", "entities": [[0, 99, "Disease"]]}\n')
-    with pytest.warns(UserWarning, match="W800"):
-        report = link_corpus(inputs, model_dir, tmp_path / "out", num_workers=1, progress=False)
-    assert (report["docs_in"], report["docs_out"], report["errors"]) == (9, 6, 3)
+    (inputs / "part-3.jsonl.gz").write_bytes(b"\x1f\x8b\x08 this is no gzip stream")
+    with pytest.warns(UserWarning, match="W800"), pytest.raises(BioLinkError, match="E806") as err:
+        link_corpus(inputs, model_dir, tmp_path / "out", num_workers=1, progress=False)
+    assert "part-3.jsonl.gz" in str(err.value)
+    report = json.loads((tmp_path / "out" / "_report.json").read_text())
+    assert (report["docs_in"], report["docs_out"], report["errors"]) == (12, 9, 3)
     assert [(m["shard"], m["line"], m["error"][1:5]) for m in report["malformed"]] == [
         ("part-1.jsonl", 4, "E752"), ("part-1.jsonl", 6, "E753"), ("part-1.jsonl", 7, "E754")]
     assert "part-1.jsonl:4" in report["malformed"][0]["error"]
     assert len(read_jsonl(tmp_path / "out" / "part-1.jsonl")) == 3
-
-
-@needs_ray
-@pytest.mark.distributed
-def test_an_unreadable_shard_fails_alone(ray_cluster, model_dir, tmp_path):
-    inputs = write_shards(tmp_path / "in", n_shards=3, docs_per_shard=2)
-    (inputs / "part-1.jsonl.gz").write_bytes(b"\x1f\x8b\x08 this is no gzip stream")
-    with pytest.raises(BioLinkError, match="E806") as err:
-        link_corpus(inputs, model_dir, tmp_path / "out", num_workers=1, progress=False)
-    assert "part-1.jsonl.gz" in str(err.value)
-    report = json.loads((tmp_path / "out" / "_report.json").read_text())
-    assert [Path(f["shard"]).name for f in report["failed_shards"]] == ["part-1.jsonl.gz"]
+    assert [Path(f["shard"]).name for f in report["failed_shards"]] == ["part-3.jsonl.gz"]
     assert "E804" in report["failed_shards"][0]["error"]
     assert sorted(p.name for p in (tmp_path / "out").glob("part-*")) == [
         "part-0.jsonl", "part-1.jsonl", "part-2.jsonl"]
-    assert report["docs_out"] == 6
 
 
 @needs_ray
 @pytest.mark.distributed
-def test_parquet_in_and_out(ray_cluster, model_dir, tmp_path):
+def test_cli_parquet_in_and_out_and_local_engine_refuses_ray_options(ray_cluster, model_dir,
+                                                                     tmp_path):
     import pyarrow
     import pyarrow.parquet
     import spacy
+    from typer.testing import CliRunner
+
+    from spacy_biolink.cli import app
 
     folder = tmp_path / "in"
     folder.mkdir()
@@ -216,30 +216,16 @@ def test_parquet_in_and_out(ray_cluster, model_dir, tmp_path):
     link_shard(spacy.load(model_dir), folder / "part-0.parquet", tmp_path / "part-0.jsonl")
     records = read_jsonl(tmp_path / "part-0.jsonl")
     assert [(r["pmid"], r["text"]) for r in records] == list(enumerate(TEXTS))
-    link_corpus(folder, model_dir, tmp_path / "pq", output_format="parquet", num_workers=1,
-                progress=False)
+    result = CliRunner().invoke(app, ["link", str(folder), "--model", str(model_dir), "--output",
+                                      str(tmp_path / "pq"), "--engine", "ray", "--num-workers",
+                                      "1", "--output-format", "parquet"])
+    assert result.exit_code == 0, result.output
+    assert "docs in" in result.output
     rows = pyarrow.parquet.read_table(tmp_path / "pq" / "part-0.parquet").to_pylist()
     assert [dict(r, entities=json.loads(r["entities"])) for r in rows] == records
-
-
-@needs_ray
-@pytest.mark.distributed
-def test_cli_links_a_directory_and_local_engine_refuses_ray_options(ray_cluster, model_dir,
-                                                                    tmp_path):
-    from typer.testing import CliRunner
-
-    from spacy_biolink.cli import app
-
-    inputs = write_shards(tmp_path / "in", n_shards=2, docs_per_shard=2)
-    result = CliRunner().invoke(app, ["link", str(inputs), "--model", str(model_dir), "--output",
-                                      str(tmp_path / "out"), "--engine", "ray",
-                                      "--num-workers", "1"])
-    assert result.exit_code == 0, result.output
-    assert "docs in" in result.output and (tmp_path / "out" / "part-1.jsonl").is_file()
-    result = CliRunner().invoke(app, ["link", str(inputs), "--model", str(model_dir), "--output",
+    result = CliRunner().invoke(app, ["link", str(folder), "--model", str(model_dir), "--output",
                                       str(tmp_path / "o.jsonl"), "--num-workers", "2"])
     assert result.exit_code == 1 and "E809" in result.output
-
 
 def test_plan_names_outputs_after_inputs_and_refuses_clashes(tmp_path):
     folder = tmp_path / "in"
