@@ -296,3 +296,17 @@ def test_readme_spark_recipe_gives_the_link_records(model_dir, tmp_path):
         link_file(model_dir, shard, tmp_path / "local" / shard.name, progress=False)
         local += read_jsonl(tmp_path / "local" / shard.name)
     assert by_id(spark_records) == by_id(local) and len(spark_records) == len(local) == 6
+
+
+def test_local_engine_says_a_directory_needs_ray(model_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_biolink.cli import app
+
+    inputs = write_shards(tmp_path / "in", n_shards=1, docs_per_shard=1)
+    result = CliRunner().invoke(app, ["link", str(inputs), "--model", str(model_dir),
+                                      "--output", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 1 and "E810" in result.output and "--engine ray" in result.output
+    result = CliRunner().invoke(app, ["link", str(inputs), "--model", str(model_dir),
+                                      "--output", str(tmp_path / "out"), "--engine", "spark"])
+    assert result.exit_code == 1 and "E811" in result.output
