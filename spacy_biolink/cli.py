@@ -269,10 +269,32 @@ def link_cli(
                                          help="txt|jsonl; inferred from INPUT's name if omitted"),
     batch_size: int = typer.Option(64, "--batch-size", "-b", help="Documents per nlp.pipe batch"),
     n_process: int = typer.Option(1, "--n-process", "-n", help="Worker processes for nlp.pipe"),
+    engine: str = typer.Option("local", "--engine", help="local: one process, one file; ray: "
+                               "INPUT a file or directory of shards, OUTPUT a directory"),
+    num_workers: Optional[int] = typer.Option(None, "--num-workers", help="ray: actors, each "
+                                              "loads the pipeline once (default: cluster CPUs)"),
+    address: Optional[str] = typer.Option(None, "--address", help="ray: cluster to join "
+                                          "(auto, ray://HOST:10001); default: a local one"),
+    num_gpus: Optional[float] = typer.Option(None, "--num-gpus", help="ray: GPUs per actor"),
+    output_format: Optional[str] = typer.Option(None, "--output-format",
+                                                help="ray: jsonl (default) or parquet"),
+    code: Optional[Path] = typer.Option(None, "--code", help="ray: Python file each worker "
+                                        "imports first (custom components)"),
 ):
     """Find and link the entities of every document of INPUT; write them as JSON lines."""
     import time
 
+    if engine != "local":
+        return _link_distributed(input_path, model, output, engine=engine, batch_size=batch_size,
+                                 num_workers=num_workers, address=address, num_gpus=num_gpus,
+                                 output_format=output_format, code=code)
+    ray_only = {"--num-workers": num_workers, "--address": address, "--num-gpus": num_gpus,
+                "--output-format": output_format, "--code": code}
+    if any(value is not None for value in ray_only.values()):
+        raise BioLinkError(Errors.E809.format(
+            options=", ".join(k for k, v in ray_only.items() if v is not None)))
+    if input_path.is_dir():
+        raise BioLinkError(Errors.E810.format(path=input_path))
     from .link_files import link_file
 
     started = time.perf_counter()
@@ -281,6 +303,21 @@ def link_cli(
     msg.good(f"Wrote {output} ({time.perf_counter() - started:.1f}s)")
     msg.table([("docs", stats.docs), ("entities", stats.entities), ("linked", stats.linked),
                ("NIL", stats.nil), ("docs without entities", stats.docs_without_entities)])
+
+
+def _link_distributed(input_path: Path, model: Path, output: Path, *, engine: str, **options):
+    """`link --engine ray`: spacy_biolink.distributed does the work; this only reports."""
+    from .distributed import link_corpus
+
+    if engine != "ray":
+        raise BioLinkError(Errors.E811.format(what="engine", value=engine, options="local, ray"))
+    options = {k: v for k, v in options.items() if v is not None}
+    report = link_corpus(input_path, model, output, **options)
+    msg.good(f"Wrote {report['shards_done_now']} shard(s) to {output} "
+             f"({report['this_run']['docs_per_second']} docs/s, {report['seconds']:.1f}s); "
+             f"{report['shards_done_earlier']} done earlier; report: {output / '_report.json'}")
+    msg.table([("docs in", report["docs_in"]), ("docs out", report["docs_out"]),
+               ("malformed (not linked)", report["errors"]), ("entities", report["entities"])])
 
 
 def _parse_kb_url_template(value: Optional[str]):

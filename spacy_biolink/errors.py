@@ -224,6 +224,45 @@ class Errors(metaclass=ErrorsWithCodes):
     E758 = ("The pipeline at {path} has no component that sets doc.ents (pipes: {pipes}). "
             "Pass the output of `spacy train` with an ner (e.g. training/ner/model-best).")
 
+    # Distributed linking (E800-E839: link --engine ray)
+    E800 = ("--engine ray needs Ray Data, which is not installed. Install the extra: "
+            "pip install \"spacy-biolink[distributed]\" (or pip install \"ray[data]\").")
+    E801 = ("Input not found: {path}. Pass a shard file or a directory of shards "
+            "(.jsonl, .txt, .parquet; .jsonl and .txt may be .gz).")
+    E802 = ("{path} holds no input shards (.jsonl, .jsonl.gz, .txt, .txt.gz, .parquet) at "
+            "its top level{ignored}. Pass the directory that holds them, or one file.")
+    E803 = ("The output {path} must be a directory (one output shard per input shard is "
+            "written into it), not a file. Pass a new or existing directory.")
+    E804 = ("{shard}: cannot read this shard ({reason}). It failed and has no output; the "
+            "other shards are linked. Fix or replace it, then run the same command again: "
+            "shards already done are skipped.")
+    E805 = ("Shards {first} and {second} would both be written to {name}: output shards "
+            "are named after their input. Rename one of them.")
+    E806 = ("{n} of {total} shard(s) failed and have no output: {failed}. The others are "
+            "written; see {report}. Fix them and run the same command again to do only "
+            "what is missing.")
+    E807 = ("{shard}:{row}: {reason}. Each row of a .parquet input (or of a DataFrame) needs "
+            "a \"text\" string; other columns (id, pmid, ...) are copied to the output.")
+    E808 = ("{shard}: the workers linking it died {n} time(s) (killed, or out of memory), "
+            "so it was given up. It has no output; run the same command again to retry only "
+            "what is missing, with fewer documents per shard or more memory per worker.")
+    E809 = ("{options} only apply to --engine ray (got --engine local). Add --engine ray "
+            "to link on a Ray cluster, or leave them out.")
+    E810 = ("{path} is a directory: --engine local links one file. Link a directory of "
+            "shards with --engine ray (pip install \"spacy-biolink[distributed]\").")
+    E811 = ("Unknown {what} {value!r}. Use one of: {options}.")
+    E812 = ("--num-workers must be at least 1 and --num-gpus at least 0, got {workers} and "
+            "{gpus}.")
+    E813 = ("The output directory {output} is the directory of the input {input}: output "
+            "shards are named after their input and would overwrite it. Write them to a "
+            "directory of their own.")
+    E815 = ("A Ray worker could not load the pipeline {path}: {reason}. If it has custom "
+            "components, pass the file that registers them with --code FILE; on a cluster, "
+            "every node needs spacy-biolink (and the pipeline's packages) installed and the "
+            "model at this path.")
+    E814 = ("{shard}: linking failed ({reason}). That shard has no output; the other shards "
+            "are linked.")
+
 
 class Warnings(metaclass=ErrorsWithCodes):
     W001 = ("{n} dictionary name(s) belong to more than one concept (e.g. {name!r}: {ids}). "
@@ -246,3 +285,10 @@ class Warnings(metaclass=ErrorsWithCodes):
             "to link: bio_linker only links spans already in doc.ents. Use a pipeline with "
             "an ner (`python -m spacy_biolink assemble NER_DIR LINKER_DIR OUT`), or give "
             "\"entities\": [[start, end, label], ...] in a .jsonl input.")
+
+    # Distributed linking (W800-W809: link --engine ray)
+    W800 = ("{n} malformed document(s) in {shards} shard(s) were not linked (first: "
+            "{example}). Each is named shard:line in {report}; fix them and link them "
+            "again, or leave them out.")
+    W801 = ("Ignored {n} file(s) in {path} that are not input shards (e.g. {example}): "
+            "shards end in .jsonl, .jsonl.gz, .txt, .txt.gz or .parquet.")
