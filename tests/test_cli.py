@@ -61,6 +61,18 @@ def test_init_linker_then_evaluate(files, tmp_path):
     assert json.loads((tmp_path / "mod.json").read_text())["n_evaluated"] == 1
 
 
+def test_every_log_line_is_printed_once(files, tmp_path):
+    dictionary, corpus = files
+    result = run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary,
+                     "--augment", corpus)
+    lines = [line for line in result.stderr.splitlines() if "INFO" in line]
+    # spaCy's own lines (its handler's format) and this package's lines, each once.
+    assert any(line.endswith("[INFO] Created vocabulary") for line in lines), result.stderr
+    assert sum("Created vocabulary" in line for line in lines) == 1, result.stderr
+    ours = [line for line in lines if line.startswith("INFO spacy_biolink")]
+    assert len(ours) == 1 and "bio_linker:" in ours[0], result.stderr
+
+
 def test_init_linker_takes_dotted_config_overrides(files, tmp_path):
     dictionary, _ = files
     run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary,
