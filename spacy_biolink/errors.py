@@ -223,6 +223,11 @@ class Errors(metaclass=ErrorsWithCodes):
     E757 = ("Give exactly one input: a file INPUT or --text \"...\" (got {got}).")
     E758 = ("The pipeline at {path} has no component that sets doc.ents (pipes: {pipes}). "
             "Pass the output of `spacy train` with an ner (e.g. training/ner/model-best).")
+    # The first hour of a new user (E900-E919)
+    E900 = ("No dictionary to initialize bio_linker with: [paths] dictionary (the path of "
+            "[initialize.components.bio_linker.dictionary]) is null. Pass one: "
+            "`python -m spacy assemble CONFIG OUT --paths.dictionary DICT`, or "
+            "`python -m spacy_biolink init-linker OUT --dictionary DICT`.")
 
 
 class Warnings(metaclass=ErrorsWithCodes):
