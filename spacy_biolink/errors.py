@@ -251,3 +251,11 @@ class Warnings(metaclass=ErrorsWithCodes):
             "to link: bio_linker only links spans already in doc.ents. Use a pipeline with "
             "an ner (`python -m spacy_biolink assemble NER_DIR LINKER_DIR OUT`), or give "
             "\"entities\": [[start, end, label], ...] in a .jsonl input.")
+    # The first hour of a new user (W900-W909)
+    W900 = ("{name}: a doc reached it with nothing in {where} to link, and no component "
+            "before it sets {where} (pipes: {pipes}), so it links nothing: bio_linker "
+            "links spans that already exist, it does not find them. Put an NER (or an "
+            "entity_ruler) before it, e.g. `python -m spacy_biolink assemble NER_DIR "
+            "LINKER_DIR OUT`, or set {where} yourself (nlp.make_doc, then nlp(doc)). "
+            "A component of your own that sets them: declare `assigns=[\"{assigns}\"]` "
+            "in its factory. Said once per pipeline.")

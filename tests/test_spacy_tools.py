@@ -43,3 +43,40 @@ def test_spacy_evaluate_writes_the_linking_scores_where_the_readme_says(tiny_dic
     named = set(re.findall(r"bio_linker_\w+", paragraph))
     assert {"bio_linker_acc", "bio_linker_micro_p"} <= named
     assert named <= set(scores), named - set(scores)
+
+
+def test_a_linker_without_entities_before_it_says_so_once(linker_nlp):
+    # spaCy's own analysis names what the linker reads.
+    assert linker_nlp.analyze_pipes()["problems"]["bio_linker"] == ["doc.ents"]
+    with pytest.warns(UserWarning, match=r"W900.*doc\.ents") as caught:
+        docs = list(linker_nlp.pipe(["Patients with NIDDM.", "Huntington disease."]))
+        linker_nlp("And breast cancer.")
+    assert not any(doc.ents for doc in docs)
+    assert sum("W900" in str(w.message) for w in caught) == 1
+
+
+def test_no_warning_when_a_component_before_the_linker_sets_entities(tiny_dictionary):
+    import warnings
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("entity_ruler").add_patterns([{"label": "Disease", "pattern": "NIDDM"}])
+    nlp.add_pipe("bio_linker")
+    with pytest.warns(UserWarning, match="W001"):
+        nlp.get_pipe("bio_linker").initialize(dictionary=tiny_dictionary)
+    assert not nlp.analyze_pipes()["problems"]["bio_linker"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # The second text has no entity: the ruler found none, which is not a set-up fault.
+        docs = list(nlp.pipe(["Patients with NIDDM.", "Nothing here."]))
+    assert docs[0].ents[0].kb_id_ == "D003924" and not docs[1].ents
+
+
+def test_docs_that_bring_their_entities_raise_no_warning(linker_nlp):
+    import warnings
+
+    from .conftest import doc_with_ents
+
+    doc = doc_with_ents(linker_nlp, "Patients with NIDDM.", ["NIDDM"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert linker_nlp(doc).ents[0].kb_id_ == "D003924"
