@@ -530,5 +530,23 @@ def eval_pairs_cli(
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    """The `spacy-biolink` command."""
+    log_info_to_stderr()
     app()
+
+
+def log_info_to_stderr() -> None:
+    """INFO lines of this package and of spaCy on stderr, each once.
+
+    spaCy's logger has a handler of its own and propagates to the root logger, so a
+    handler on the root (`logging.basicConfig`) would print every spaCy line twice: the
+    handler goes on this package's logger instead, and spaCy's is set to INFO as
+    `spacy train` sets it.
+    """
+    package_logger = logging.getLogger("spacy_biolink")
+    if not package_logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        package_logger.addHandler(handler)
+    package_logger.setLevel(logging.INFO)
+    logging.getLogger("spacy").setLevel(logging.INFO)

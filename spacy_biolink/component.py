@@ -27,6 +27,7 @@ from .dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
 from .errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
 from .index import NameIndex, exact_index, exact_index_from_state
+from .nothing_to_link import NothingToLinkCheck, checked
 from .search import Candidates, concept_vectors, search_concept_index, search_concepts
 from .text.abbreviations import AbbreviationResolver, expand
 from .text.composites import split_composite
@@ -56,7 +57,8 @@ min_df = 1
 @Language.factory(
     "bio_linker",
     assigns=["token.ent_kb_id", "span._.kb_ents"],
-    requires=[],
+    # doc.spans[spans_key] when that is set; spaCy's requires cannot name the key.
+    requires=["doc.ents"],
     default_config={
         "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
         "index": {"@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 256},
@@ -90,13 +92,13 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
                     cache_size: int, index_level: str, index_sources: str,
                     sieve_threshold: Optional[float], prior_weight: float,
                     scorer: Optional[Callable]) -> "BioLinker":
-    return BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
+    return checked(nlp, BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
                      resolve_abbreviations=resolve_abbreviations,
                      split_composites=split_composites, k=k, threshold=threshold,
                      nil_id=nil_id, max_entities_per_mention=max_entities_per_mention,
                      spans_key=spans_key, labels=labels, cache_size=cache_size,
                      index_level=index_level, index_sources=index_sources,
-                     sieve_threshold=sieve_threshold, prior_weight=prior_weight, scorer=scorer)
+                     sieve_threshold=sieve_threshold, prior_weight=prior_weight, scorer=scorer))
 
 
 class Mention:
@@ -173,6 +175,8 @@ class BioLinker(Pipe):
         # Optional second stage (spacy_biolink/verify.py): set by init-linker --verifier,
         # saved as the pipe's own `verifier` part.
         self.verifier = None
+        # Set by the factory, which knows the pipeline (nothing_to_link.py).
+        self.nothing_to_link: Optional[NothingToLinkCheck] = None
 
     # Set-up ----------------------------------------------------------------
 
@@ -328,6 +332,8 @@ class BioLinker(Pipe):
         """For each doc, the links of each span that spans_to_link returns."""
         docs = list(docs)
         per_doc = [[Mention.from_span(s) for s in self.spans_to_link(doc)] for doc in docs]
+        if self.nothing_to_link is not None:
+            self.nothing_to_link(docs, [len(mentions) for mentions in per_doc])
         flat = self.predict_mentions([m for mentions in per_doc for m in mentions])
         out, i = [], 0
         for mentions in per_doc:

@@ -223,6 +223,11 @@ class Errors(metaclass=ErrorsWithCodes):
     E757 = ("Give exactly one input: a file INPUT or --text \"...\" (got {got}).")
     E758 = ("The pipeline at {path} has no component that sets doc.ents (pipes: {pipes}). "
             "Pass the output of `spacy train` with an ner (e.g. training/ner/model-best).")
+    # The first hour of a new user (E900-E919)
+    E900 = ("No dictionary to initialize bio_linker with: [paths] dictionary (the path of "
+            "[initialize.components.bio_linker.dictionary]) is null. Pass one: "
+            "`python -m spacy assemble CONFIG OUT --paths.dictionary DICT`, or "
+            "`python -m spacy_biolink init-linker OUT --dictionary DICT`.")
 
     # Distributed linking (E800-E839: link --engine ray)
     E800 = ("--engine ray needs Ray Data, which is not installed. Install the extra: "
@@ -292,3 +297,12 @@ class Warnings(metaclass=ErrorsWithCodes):
             "again, or leave them out.")
     W801 = ("Ignored {n} file(s) in {path} that are not input shards (e.g. {example}): "
             "shards end in .jsonl, .jsonl.gz, .txt, .txt.gz or .parquet.")
+
+    # The first hour of a new user (W900-W909)
+    W900 = ("{name}: a doc reached it with nothing in {where} to link, and no component "
+            "before it sets {where} (pipes: {pipes}), so it links nothing: bio_linker "
+            "links spans that already exist, it does not find them. Put an NER (or an "
+            "entity_ruler) before it, e.g. `python -m spacy_biolink assemble NER_DIR "
+            "LINKER_DIR OUT`, or set {where} yourself (nlp.make_doc, then nlp(doc)). "
+            "A component of your own that sets them: declare `assigns=[\"{assigns}\"]` "
+            "in its factory. Said once per pipeline.")

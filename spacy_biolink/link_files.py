@@ -192,6 +192,10 @@ def warn_if_nothing_to_link(nlp: Language, without_entities: int, total: int, *,
     if without_entities and not entity_setting_pipes(nlp):
         warnings.warn(Warnings.W750.format(path=model_path, pipes=nlp.pipe_names,
                                            n=without_entities, total=total))
+        # Said here with the input's counts: the linker's own W900 would repeat it.
+        check = getattr(nlp.get_pipe("bio_linker"), "nothing_to_link", None)
+        if check is not None:
+            check.warned = True
 
 
 def link_documents(nlp: Language, documents: Iterable[InputDocument], *,

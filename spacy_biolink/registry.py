@@ -9,6 +9,7 @@ from spacy.util import registry
 
 from .dictionary import ConceptDictionary
 from .encoders.tfidf import tfidf_encoder
+from .errors import BioLinkError, Errors
 from .evaluation.scorer import score_linking
 from .hybrid_index import HybridIndex
 from .index import FaissIndex, SparseIndex
@@ -57,11 +58,17 @@ def build_mention_normalizer(lowercase: bool = True, remove_punctuation: bool = 
 
 
 @registry.misc("spacy-biolink.load_dictionary.v1")
-def build_dictionary_loader(path: PathLike, format: Optional[str] = None
+def build_dictionary_loader(path: Optional[PathLike], format: Optional[str] = None
                             ) -> Callable[[], ConceptDictionary]:
-    """For [initialize.components.bio_linker.dictionary]: read only when initialize runs."""
+    """For [initialize.components.bio_linker.dictionary]: read only when initialize runs.
+
+    path may be null in a shipped config (`spacy debug config` resolves [initialize]
+    without running it); it must be set by the time the pipeline is initialized.
+    """
 
     def load() -> ConceptDictionary:
+        if path is None:
+            raise BioLinkError(Errors.E900)
         return load_dictionary(path, format)
 
     return load

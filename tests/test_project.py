@@ -222,3 +222,32 @@ def test_paper_transformer_commands_on_a_tiny_slice(tmp_path):
     assert report.returncode == 0, report.stderr
     table = (metrics / "comparison.md").read_text()
     assert "| biosyn |" in table and "| triplet |" in table
+
+
+def spacy_pipeline_configs():
+    """configs/*.cfg that spaCy's own tools read (they have an [nlp] block); the others
+    are trainer configs for `python -m spacy_biolink train`."""
+    return sorted(path.name for path in (ROOT / "configs").glob("*.cfg")
+                  if "nlp" in load_config(path, interpolate=False))
+
+
+def test_the_spacy_pipeline_configs_are_all_found():
+    assert {"linker_tfidf.cfg", "ner.cfg"} <= set(spacy_pipeline_configs())
+
+
+@pytest.mark.parametrize("name", spacy_pipeline_configs())
+def test_spacy_debug_config_accepts_each_shipped_pipeline_config(name):
+    # As they are: no `spacy init fill-config` first, no overrides.
+    result = subprocess.run([sys.executable, "-m", "spacy", "debug", "config",
+                             str(ROOT / "configs" / name)], capture_output=True, text=True)
+    assert result.returncode == 0 and "Config is valid" in result.stdout, \
+        result.stdout + result.stderr
+
+
+def test_a_config_without_a_dictionary_fails_clearly_when_initialized():
+    from spacy_biolink.errors import BioLinkError
+
+    nlp = spacy.util.load_model_from_config(
+        load_config(ROOT / "configs" / "linker_tfidf.cfg"), auto_fill=True)
+    with pytest.raises(BioLinkError, match=r"E900.*--paths.dictionary"):
+        nlp.initialize()

@@ -71,6 +71,8 @@ def test_no_definition_means_nothing_to_resolve(nlp):
 
 
 def test_definitions_from_scispacys_pipe_are_reused():
+    # scispaCy declares no entry points: its factory exists once the module is imported.
+    pytest.importorskip("scispacy.abbreviation")
     nlp = spacy.blank("en")
     nlp.add_pipe("abbreviation_detector")
     doc = nlp("Wilson disease (WD) is rare. WD again.")
@@ -126,3 +128,58 @@ def test_folding_options_survive_a_round_trip_and_default_off_for_old_saves():
     old = MentionNormalizer.from_dict({"lowercase": True, "remove_punctuation": True,
                                        "spelling": {}})
     assert old.name("Leucopenias") == "leucopenias"
+
+
+# Sentences where scispaCy's rules decide something: a long form inside the brackets, a
+# hyphenated word joined by spaces but mapped back by its own whitespace, a short form
+# starting with a digit or too long, unbalanced brackets, a short form at the doc start,
+# two definitions of one short form, a short form with no long form before it.
+PARITY_SENTENCES = [
+    "Wilson disease (WD) is a copper disorder. WD patients were treated.",
+    "Duchenne muscular dystrophy (DMD) is X-linked, like Becker muscular dystrophy (BMD).",
+    "X-linked dilated cardiomyopathy (XLDCM) and T-cell prolymphocytic leukaemia (T-PLL).",
+    "Retinoschisis gene. BACKGROUND  X-linked retinoschisis (XLRS) is a disease.",
+    "Patients with WD (Wilson disease of the liver) were seen.",
+    "(HD) was seen in Huntington disease (HD) and in high density (HD) cases.",
+    "Cowden disease (CD; OMIM 158350) and ataxia telangiectasia (A-T) (ref. 12).",
+    "The 5-fluorouracil (5-FU) dose and adenomatous polyposis coli (APCABCDEFGH) gene.",
+    "Myotonic dystrophy type 1 (DM1) and ((unbalanced) brackets (UB) here.",
+    "Nothing defined (xyz) here, nor (a) here, nor in (ALLCAPS).",
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*W036")  # scispaCy's Matcher, on docs with no definition
+@pytest.mark.parametrize("text", PARITY_SENTENCES)
+def test_our_schwartz_hearst_matches_scispacys(nlp, text):
+    abbreviation = pytest.importorskip("scispacy.abbreviation")
+    from spacy_biolink.text.schwartz_hearst import definition_candidates, find_long_form
+
+    doc = nlp(text)
+    insides = [(o + 1, c) for c in range(len(doc)) for o in range(c - 1, -1, -1)
+               if doc[o].text == "(" and doc[c].text == ")" and c > o + 1]
+    ours = list(definition_candidates(doc, insides))
+    theirs = abbreviation.filter_matches([(0, s, e) for s, e in insides], doc)
+    assert [(lf.start, lf.end, sf.start, sf.end) for lf, sf in ours] == \
+        [(lf.start, lf.end, sf.start, sf.end) for lf, sf in theirs]
+    for long_candidate, short in ours:
+        long = find_long_form(long_candidate, short)
+        expected = abbreviation.find_abbreviation(long_candidate, short)[1]
+        assert (long.start, long.end) == (expected.start, expected.end) if expected else \
+            long is None
+    # And the whole detection equals what scispaCy's own pipe defines.
+    detector = abbreviation.AbbreviationDetector(nlp)
+    detected = detector(nlp(text))
+    expected = {}
+    for short in detected._.abbreviations:
+        expected.setdefault(short.text, short._.long_form.text)
+    assert AbbreviationResolver(nlp.vocab)._detect(doc) == expected
+
+
+def test_detection_needs_no_scispacy(nlp, monkeypatch):
+    import sys
+
+    # A failing import stands in for an environment without scispaCy (numpy 2).
+    monkeypatch.setitem(sys.modules, "scispacy", None)
+    monkeypatch.setitem(sys.modules, "scispacy.abbreviation", None)
+    doc = nlp("Wilson disease (WD) is a copper disorder. WD patients were treated.")
+    assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {"WD": "Wilson disease"}

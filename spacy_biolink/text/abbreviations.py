@@ -1,6 +1,7 @@
 """Abbreviations defined in a document ("Wilson disease (WD)"), resolved inside mentions.
 
-Detection is scispaCy's AbbreviationDetector (Schwartz & Hearst), completed by the same
+Detection is Schwartz & Hearst's algorithm with scispaCy's candidate rules
+(`schwartz_hearst.py`, which needs no scispaCy), completed by the same
 algorithm run on the raw text for the definitions its token matcher misses and that
 PubMed writes all the time: "Cowden disease (CD; OMIM 158350)", "(SCA1, SCA2)", and
 short forms with a hyphen, "T-cell prolymphocytic leukaemia (T-PLL)". Like Ab3P in
@@ -19,6 +20,7 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from .composites import split_composite
+from .schwartz_hearst import MAX_INSIDE, definition_candidates, find_long_form
 
 
 class AbbreviationResolver:
@@ -44,37 +46,33 @@ class AbbreviationResolver:
                 for short, long in found.items()}
 
     def _detect(self, doc: Doc) -> Dict[str, str]:
-        """scispaCy's AbbreviationDetector, minus the parts this linker does not use.
+        """scispaCy's AbbreviationDetector's definitions, minus the parts this linker does
+        not use.
 
         Its `(` + `)` token Matcher and the global Matcher that collects every later
         occurrence of each short form cost more than the rest of linking together; only
         the short -> long text map is needed here, so the bracket pairs come from the
         token array and the definition rules are applied as its `find_matches_for` does.
         """
-        from scispacy.abbreviation import filter_matches, find_abbreviation
-
         orth = doc.to_array(ORTH)
         opens = numpy.flatnonzero(orth == self._open)
         if not len(opens):
             return {}
         closes = numpy.flatnonzero(orth == self._close)
         # In the Matcher's order (by end, then latest start), brackets stripped;
-        # filter_matches drops anything over 8 tokens, so longer pairs are not built.
+        # longer pairs are never definitions, so they are not built.
         inside = sorted(((int(o) + 1, int(c)) for o in opens
-                         for c in closes[(closes > o + 1) & (closes <= o + 1 + _MAX_INSIDE)]),
+                         for c in closes[(closes > o + 1) & (closes <= o + 1 + MAX_INSIDE)]),
                         key=lambda match: (match[1], -match[0]))
         found: Dict[str, str] = {}
         seen_long = set()
-        for long_candidate, short_candidate in filter_matches([(0, s, e) for s, e in inside], doc):
-            short, long = find_abbreviation(long_candidate, short_candidate)
+        for long_candidate, short in definition_candidates(doc, inside):
+            long = find_long_form(long_candidate, short)
             # scispaCy keeps the first definition of a short form and of a long form.
             if long is not None and long.text not in seen_long and short.text not in found:
                 seen_long.add(long.text)
                 found[short.text] = long.text
         return found
-
-
-_MAX_INSIDE = 8  # tokens between brackets that scispaCy's filter_matches accepts
 
 
 def expand(text: str, long_forms: Dict[str, str]) -> str:
