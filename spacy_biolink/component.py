@@ -27,6 +27,7 @@ from .dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
 from .errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
 from .index import NameIndex, exact_index, exact_index_from_state
+from .safe_models import check_index, check_model
 from .search import Candidates, concept_vectors, search_concept_index, search_concepts
 from .text.abbreviations import AbbreviationResolver, expand
 from .text.composites import split_composite
@@ -131,6 +132,10 @@ class BioLinker(Pipe):
                       cache_size=cache_size, nil_id=nil_id, index_level=index_level,
                       index_sources=index_sources, sieve_threshold=sieve_threshold,
                       prior_weight=prior_weight)
+        # Refused before anything is read into them: a received model directory must not
+        # be able to name a layer whose state loads by unpickling (safe_models.py).
+        check_model(encoder, role="encoder", where=f"{name} encoder")
+        check_index(index, where=f"{name} index")
         install_extensions()
         self.vocab = vocab
         self.name = name
@@ -536,6 +541,7 @@ class BioLinker(Pipe):
         util.to_disk(path, serializers, exclude)
 
     def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
+        check_model(self.model, role="encoder", where=f"{self.name} encoder")
         path = Path(path)
         cfg_path = path / "cfg"
         if not cfg_path.is_file():
@@ -582,6 +588,7 @@ class BioLinker(Pipe):
         return util.to_bytes(serializers, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
+        check_model(self.model, role="encoder", where=f"{self.name} encoder")
         msg = srsly.msgpack_loads(bytes_data)
         if any(part not in msg for part in ("cfg", "normalizer", "encoder")):
             raise BioLinkError(Errors.E104.format(path="<bytes>",

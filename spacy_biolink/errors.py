@@ -50,6 +50,18 @@ class Errors(metaclass=ErrorsWithCodes):
             "only names added by augmentation (init-linker --augment TRAIN.PubTator, or "
             "augment = [...] in [initialize.components.bio_linker]) or by add_names: add "
             "some, or set index_sources = \"O\" or \"OD\".")
+    # Loading components and models safely, config vs saved state (E120-E159)
+    E120 = ("{where}: the {role} config names {name}, which is not one of spacy-biolink's "
+            "{role} architectures ({allowed}). Only those are loaded: their saved state is "
+            "read without unpickling, while other layers (e.g. thinc's PyTorch layers, read "
+            "with torch.load) could run code hidden in a model directory someone sent you. "
+            "Nothing was loaded; use one of the allowed architectures.")
+    E121 = ("{where}: the {role} model's layer {layer!r} cannot be loaded safely: {reason}. "
+            "Only spacy-biolink's {role} architectures ({allowed}) are loaded, so that a "
+            "model directory someone sent you cannot run code. Nothing was loaded.")
+    E122 = ("{where}: {kind} is not one of spacy-biolink's indexes (spacy-biolink.SparseIndex.v1, "
+            "FaissIndex.v1, HybridIndex.v1), whose saved state loads without unpickling. "
+            "Name one of those in [components.bio_linker.index].")
 
     # Encoders and indexes
     E201 = ("The {name} encoder has not been fitted: initialize the pipeline (or call "

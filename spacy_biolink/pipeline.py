@@ -162,4 +162,21 @@ def load_linker_pipeline(path: PathLike) -> Language:
         raise BioLinkError(Errors.E401.format(path=path, reason="no such directory"))
     if not (path / "config.cfg").is_file():
         raise BioLinkError(Errors.E401.format(path=path, reason="no config.cfg"))
+    check_pipeline_config(path / "config.cfg")
     return spacy.load(path)
+
+
+def check_pipeline_config(config_path: PathLike) -> None:
+    """Refuse a pipeline config whose bio_linker names an architecture that is not one of
+    spacy-biolink's (safe_models.py), with its registered name. spacy.load alone refuses
+    it too, but can only name the layer it built."""
+    from .safe_models import check_model_config
+
+    try:
+        config = util.load_config(config_path, interpolate=False)
+    except Exception:  # a config spaCy cannot read: spacy.load says why
+        return
+    for name, block in config.get("components", {}).items():
+        if isinstance(block, dict) and block.get("factory") == "bio_linker" and "encoder" in block:
+            check_model_config(block["encoder"], role="encoder",
+                               where=f"{config_path} [components.{name}.encoder]")

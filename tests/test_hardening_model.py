@@ -1,0 +1,189 @@
+"""Hardening of what a saved or received model can do on load (issue 19, model half):
+no code from a received model, the config as the source of truth for settings, saved
+values validated, out-of-range settings refused, and saves that a kill cannot break."""
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import spacy
+import srsly
+from thinc.api import Config
+
+from spacy_biolink.errors import BioLinkError
+
+from .conftest import doc_with_ents, make_linker_nlp
+
+TEXT = ("Patients with type 2 diabetes and breast cancer were enrolled.",
+        ["type 2 diabetes", "breast cancer"])
+
+
+def links(nlp):
+    doc = nlp(doc_with_ents(nlp, *TEXT))
+    return [(e.kb_id_, e._.kb_ents) for e in doc.ents]
+
+
+# Security ------------------------------------------------------------------------
+
+
+class _Payload:
+    """Unpickling this creates the marker file: harmless proof that code ran."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _pickling_shim_bytes(marker) -> bytes:
+    """What thinc's PyTorchShim reads with torch.load: a msgpack'ed {config, state} whose
+    state is a pickle, here of the payload."""
+    return srsly.msgpack_dumps({"config": {}, "state": pickle.dumps(_Payload(marker))})
+
+
+def _lstm_model_bytes(marker) -> bytes:
+    """thinc's PyTorchLSTM.v1 saved state with the payload in its shim."""
+    from thinc.api import registry
+
+    model = registry.resolve({"m": {"@layers": "PyTorchLSTM.v1", "nO": 4, "nI": 4}})["m"]
+    msg = srsly.msgpack_loads(model.to_bytes())
+    msg["shims"] = [[_pickling_shim_bytes(marker) for _ in shims] for shims in msg["shims"]]
+    return srsly.msgpack_dumps(msg)
+
+
+def _craft_pipeline(tmp_path, encoder_block: dict, marker) -> Path:
+    """A saved (uninitialized) pipeline whose config names `encoder_block` as the
+    bio_linker encoder and whose encoder file carries a pickle payload."""
+    path = tmp_path / "received"
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bio_linker")
+    nlp.to_disk(path)
+    config = Config().from_disk(path / "config.cfg", interpolate=False)
+    config["components"]["bio_linker"]["encoder"] = encoder_block
+    config.to_disk(path / "config.cfg")
+    (path / "bio_linker" / "encoder").write_bytes(_lstm_model_bytes(marker))
+    return path
+
+
+LSTM_BLOCK = {"@layers": "PyTorchLSTM.v1", "nO": 4, "nI": 4}
+
+
+def test_the_crafted_payload_runs_when_thinc_reads_it(tmp_path, monkeypatch):
+    """The test below means something: thinc itself does run this payload."""
+    pytest.importorskip("torch")
+    from thinc.api import registry
+
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    marker = tmp_path / "pwned"
+    model = registry.resolve({"m": LSTM_BLOCK})["m"]
+    with pytest.raises(Exception):
+        model.from_bytes(_lstm_model_bytes(marker))
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("block", [
+    LSTM_BLOCK,
+    # nested: a HybridEncoder whose dense part is the pickling layer
+    {"@architectures": "spacy-biolink.HybridEncoder.v1", "dense": LSTM_BLOCK,
+     "sparse": {"@architectures": "spacy-biolink.TfidfEncoder.v1"}},
+], ids=["top", "nested"])
+def test_received_model_naming_a_pickling_layer_runs_no_code(tmp_path, monkeypatch, block):
+    pytest.importorskip("torch")
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    marker = tmp_path / "pwned"
+    path = _craft_pipeline(tmp_path, block, marker)
+    with pytest.raises(BioLinkError, match=r"E12[01].*(PyTorchLSTM|with_padded)"):
+        spacy.load(path)
+    assert not marker.exists()
+
+
+def test_linker_pipeline_loader_names_the_architecture(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    from spacy_biolink.pipeline import load_linker_pipeline
+
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    marker = tmp_path / "pwned"
+    path = _craft_pipeline(tmp_path, LSTM_BLOCK, marker)
+    with pytest.raises(BioLinkError, match=r"E120.*PyTorchLSTM\.v1"):
+        load_linker_pipeline(path)
+    assert not marker.exists()
+
+
+def _craft_encoder_dir(tmp_path, block: dict, marker, meta=None) -> Path:
+    """A trained-encoder directory (as `train` writes it) naming `block`, its model file
+    carrying the payload."""
+    path = tmp_path / "encoder"
+    path.mkdir()
+    Config({"model": block}).to_disk(path / "encoder.cfg")
+    (path / "model").write_bytes(_lstm_model_bytes(marker))
+    srsly.write_json(path / "meta.json", meta or {"method": "dan"})
+    return path
+
+
+def test_received_encoder_directory_runs_no_code(tmp_path, monkeypatch, tiny_medic_path):
+    pytest.importorskip("torch")
+    from spacy_biolink.encoders.saved import load_encoder
+    from spacy_biolink.pipeline import init_linker
+
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    marker = tmp_path / "pwned"
+    encoder = _craft_encoder_dir(tmp_path, LSTM_BLOCK, marker)
+    with pytest.raises(BioLinkError, match=r"E120.*PyTorchLSTM\.v1"):
+        load_encoder(encoder)
+    with pytest.raises(BioLinkError, match=r"E12[01]"):
+        init_linker(tmp_path / "out", tiny_medic_path, encoder=encoder)
+    assert not marker.exists()
+    assert not (tmp_path / "out").exists()
+
+
+def test_received_verifier_runs_no_code(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    from spacy_biolink.verify import CandidateVerifier
+
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    marker = tmp_path / "pwned"
+    verifier = _craft_encoder_dir(tmp_path, LSTM_BLOCK, marker, meta={"method": "siamese"})
+    with pytest.raises(BioLinkError, match=r"E120.*PyTorchLSTM\.v1"):
+        CandidateVerifier.from_trained(verifier)
+    # the same inside a pipeline's bytes
+    data = srsly.msgpack_dumps({"model_config": Config({"model": LSTM_BLOCK}).to_str(),
+                                "model": _lstm_model_bytes(marker), "threshold": 0.5,
+                                "mode": "nil", "max_tries": 3})
+    with pytest.raises(BioLinkError, match=r"E120.*PyTorchLSTM\.v1"):
+        CandidateVerifier.from_bytes(data)
+    # an encoder architecture is not a verifier either
+    Config({"model": {"@architectures": "spacy-biolink.TfidfEncoder.v1"}}).to_disk(
+        verifier / "encoder.cfg")
+    with pytest.raises(BioLinkError, match=r"E120.*TfidfEncoder"):
+        CandidateVerifier.from_trained(verifier)
+    assert not marker.exists()
+
+
+def test_a_torch_layer_read_with_torch_load_is_refused_even_under_our_name():
+    """The model-tree check looks at how each layer's weights are read, not only at names."""
+    pytest.importorskip("torch")
+    import torch
+    from thinc.api import Model, PyTorchWrapper_v2
+
+    from spacy_biolink.safe_models import check_model
+
+    disguised = Model("dan_encoder", lambda model, X, is_train: (X, lambda d: d),
+                      layers=[PyTorchWrapper_v2(torch.nn.Linear(2, 2))])
+    with pytest.raises(BioLinkError, match=r"E121.*'pytorch'.*torch\.load"):
+        check_model(disguised)
+
+
+def test_from_bytes_checks_a_swapped_in_model(linker_nlp):
+    pytest.importorskip("torch")
+    from thinc.api import registry
+
+    linker = linker_nlp.get_pipe("bio_linker")
+    data = linker.to_bytes()
+    linker.model = registry.resolve({"m": LSTM_BLOCK})["m"]
+    with pytest.raises(BioLinkError, match=r"E121.*with_padded"):
+        linker.from_bytes(data)
