@@ -284,15 +284,22 @@ def link_cli(
 
 
 def _parse_kb_url_template(value: Optional[str]):
-    """A URL with {}, or a JSON object {"PREFIX": URL, "": URL} for ids of several sources."""
-    if value is None or not value.lstrip().startswith("{\""):
-        return value
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as err:
-        from .errors import Errors
+    """A URL with {}, or a JSON object {"PREFIX": URL, "": URL} for ids of several sources;
+    checked here, before any work (http(s) only, exactly one {})."""
+    from .visualize import KbUrls
 
-        raise BioLinkError(Errors.E755.format(value=value, reason=f"not valid JSON: {err}")) from None
+    if value is None:
+        return value
+    template = value
+    if value.lstrip().startswith("{\""):
+        try:
+            template = json.loads(value)
+        except json.JSONDecodeError as err:
+            from .errors import Errors
+
+            raise BioLinkError(Errors.E755.format(value=value, reason=f"not valid JSON: {err}")) from None
+    KbUrls(template, source="--kb-url-template")
+    return template
 
 
 @app.command("visualize")
@@ -334,7 +341,8 @@ def visualize_cli(
     if "bio_linker" not in nlp.pipe_names:
         raise BioLinkError(Errors.E402.format(path=model, pipes=nlp.pipe_names))
     if template is None:
-        template = kb_url_template_of(nlp, MEDIC_KB_URL_TEMPLATES)
+        template = kb_url_template_of(nlp, MEDIC_KB_URL_TEMPLATES,
+                                      source=f"{Path(model) / 'meta.json'}")
     warn_if_nothing_to_link(nlp, sum(d.entities is None for d in documents), len(documents),
                             model_path=model)
     docs = []
