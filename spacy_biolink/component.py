@@ -136,6 +136,7 @@ class BioLinker(Pipe):
         # be able to name a layer whose state loads by unpickling (safe_models.py).
         check_model(encoder, role="encoder", where=f"{name} encoder")
         check_index(index, where=f"{name} index")
+        _check_threshold(threshold, encoder, prior_weight)
         install_extensions()
         self.vocab = vocab
         self.name = name
@@ -546,18 +547,24 @@ class BioLinker(Pipe):
         cfg_path = path / "cfg"
         if not cfg_path.is_file():
             raise BioLinkError(Errors.E104.format(path=path, reason="no cfg file"))
-        cfg = srsly.read_json(cfg_path)
+        try:
+            cfg = srsly.read_json(cfg_path)
+        except ValueError as err:
+            raise BioLinkError(Errors.E104.format(path=path, reason=f"cfg is not JSON: {err}")) from None
+        if not isinstance(cfg, dict):
+            raise BioLinkError(Errors.E104.format(path=path, reason="cfg is not a JSON object"))
         parts = ["normalizer", "encoder"] + (["dictionary", "index"] if cfg.get("initialized") else [])
         missing = [p for p in parts if p not in exclude and not (path / p).exists()]
         if missing:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"missing {', '.join(missing)}"))
-        self.cfg.update(cfg)
+        self._adopt_saved_cfg(cfg, where=cfg_path)
         if "normalizer" not in exclude:
             self.normalizer = MentionNormalizer.from_dict(srsly.read_json(path / "normalizer"))
         try:
             self.model.from_disk(path / "encoder")
         except (ValueError, KeyError, OSError) as err:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
+        _check_threshold(self.cfg["threshold"], self.model, self.cfg["prior_weight"])
         if cfg.get("initialized"):
             dictionary = ConceptDictionary.from_disk(path / "dictionary")
             sieve = None
@@ -593,9 +600,13 @@ class BioLinker(Pipe):
         if any(part not in msg for part in ("cfg", "normalizer", "encoder")):
             raise BioLinkError(Errors.E104.format(path="<bytes>",
                                                   reason="no cfg, normalizer or encoder"))
-        self.cfg.update(srsly.json_loads(msg["cfg"]))
+        cfg = srsly.json_loads(msg["cfg"])
+        if not isinstance(cfg, dict):
+            raise BioLinkError(Errors.E104.format(path="<bytes>", reason="cfg is not a JSON object"))
+        self._adopt_saved_cfg(cfg, where="<bytes> cfg")
         self.normalizer = MentionNormalizer.from_dict(srsly.json_loads(msg["normalizer"]))
         self.model.from_bytes(msg["encoder"])
+        _check_threshold(self.cfg["threshold"], self.model, self.cfg["prior_weight"])
         if self.cfg.get("initialized"):
             if "dictionary" not in msg or "index" not in msg:
                 raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
@@ -611,6 +622,32 @@ class BioLinker(Pipe):
 
             self.verifier = CandidateVerifier.from_bytes(msg["verifier"])
         return self
+
+    def _adopt_saved_cfg(self, saved: Dict, *, where) -> None:
+        """Take from a saved cfg only what describes the saved data; the settings stay the
+        constructor's, i.e. the config's (config.cfg, spacy.load(..., config=...)).
+
+        Saved values are checked as config values are (a damaged or hand-edited file is
+        reported, not used later). Settings the saved index was built for (INDEX_SETTINGS)
+        must match the config's: the index would have to be rebuilt (E124). Keys this
+        version does not know (written by another version) are ignored.
+        """
+        checked = {key: saved[key] if key in saved else value for key, value in self.cfg.items()
+                   if key in CONFIG_KEYS}
+        try:
+            _check_config(**checked)
+        except BioLinkError as err:
+            raise BioLinkError(Errors.E123.format(where=where, error=err)) from None
+        initialized = saved.get("initialized", False)
+        if not isinstance(initialized, bool):
+            raise BioLinkError(Errors.E123.format(
+                where=where, error=f"`initialized` must be true or false, got {initialized!r}"))
+        if initialized:
+            for key in INDEX_SETTINGS:
+                if key in saved and saved[key] != self.cfg[key]:
+                    raise BioLinkError(Errors.E124.format(where=where, key=key, saved=saved[key],
+                                                          config=self.cfg[key]))
+        self.cfg["initialized"] = initialized
 
     def _adopt(self, dictionary: ConceptDictionary, *, where,
                sieve: Optional[NameIndex] = None) -> None:
@@ -658,6 +695,45 @@ def _relabel(span: Span, results: Dict) -> Span:
     if found is None:
         return span
     return Span(span.doc, span.start, span.end, label=span.label, kb_id=found[0], span_id=span.id)
+
+
+def score_range(model: Model) -> Optional[Tuple[float, float]]:
+    """The (lowest, highest) score the encoder's similarity can give, from its attrs:
+    cosine [-1, 1], a HybridEncoder's weighted sum of its parts' ranges; None when
+    unbounded (inner products)."""
+    attrs = model.attrs
+    similarity = attrs.get("similarity")
+    if similarity == "cosine" and attrs.get("normalize", True):
+        return (-1.0, 1.0)
+    if similarity == "weighted cosine" and len(model.layers) == 2:
+        parts = [score_range(layer) for layer in model.layers]
+        if all(parts):
+            weights = (attrs.get("dense_weight", 1.0), attrs.get("sparse_weight", 1.0))
+            return (sum(w * lo for w, (lo, _) in zip(weights, parts)),
+                    sum(w * hi for w, (_, hi) in zip(weights, parts)))
+    return None
+
+
+def _check_threshold(threshold: float, encoder: Model, prior_weight: float) -> None:
+    """A threshold no score can reach makes every mention NIL, one below every score does
+    nothing: both are mistakes. The annotation prior (prior_weight) adds to the top."""
+    bounds = score_range(encoder)
+    if bounds is None or isinstance(threshold, bool):
+        return
+    lo, hi = bounds
+    if prior_weight:
+        hi = float("inf")
+    if not lo <= threshold <= hi:
+        raise BioLinkError(Errors.E125.format(
+            value=threshold, similarity=encoder.attrs.get("similarity"), name=encoder.name,
+            lo=round(lo, 6), hi=round(hi, 6)))
+
+
+# Settings (config.cfg) checked by _check_config; the saved cfg's copies are checked too.
+CONFIG_KEYS = ("k", "threshold", "max_entities_per_mention", "cache_size", "nil_id",
+               "index_level", "index_sources", "sieve_threshold", "prior_weight")
+# Settings the saved index was built for: a config that changes them needs a rebuild.
+INDEX_SETTINGS = ("index_level", "index_sources")
 
 
 def _check_config(**values) -> None:

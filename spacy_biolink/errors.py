@@ -62,6 +62,18 @@ class Errors(metaclass=ErrorsWithCodes):
     E122 = ("{where}: {kind} is not one of spacy-biolink's indexes (spacy-biolink.SparseIndex.v1, "
             "FaissIndex.v1, HybridIndex.v1), whose saved state loads without unpickling. "
             "Name one of those in [components.bio_linker.index].")
+    E123 = ("The saved bio_linker settings in {where} are damaged: {error}. Settings come from "
+            "the pipeline's config.cfg; save the pipeline again (nlp.to_disk) or rebuild it "
+            "with `python -m spacy_biolink init-linker`.")
+    E124 = ("The saved bio_linker index in {where} was built with {key} = {saved!r}, but the "
+            "config says {config!r}: the index would answer for the wrong names. Rebuild it "
+            "with the new setting (`python -m spacy_biolink init-linker ... "
+            "--components.bio_linker.{key} {config}`, or nlp.initialize()), or keep {key} = "
+            "{saved!r} in the config.")
+    E125 = ("bio_linker: threshold = {value!r} is outside the range of the {name} encoder's "
+            "{similarity} scores, [{lo}, {hi}]: above it every mention would be NIL, below "
+            "it the threshold drops nothing. Give a threshold in that range (0.0, the "
+            "default, keeps every candidate with a positive score).")
 
     # Encoders and indexes
     E201 = ("The {name} encoder has not been fitted: initialize the pipeline (or call "

@@ -187,3 +187,90 @@ def test_from_bytes_checks_a_swapped_in_model(linker_nlp):
     linker.model = registry.resolve({"m": LSTM_BLOCK})["m"]
     with pytest.raises(BioLinkError, match=r"E121.*with_padded"):
         linker.from_bytes(data)
+
+
+# The config is the source of truth for settings ------------------------------------
+
+
+@pytest.fixture
+def saved(tiny_dictionary, tmp_path):
+    nlp = make_linker_nlp(tiny_dictionary)
+    nlp.to_disk(tmp_path / "saved")
+    return tmp_path / "saved"
+
+
+def test_load_time_config_overrides_reach_the_linker(saved):
+    nlp = spacy.load(saved, config={"components": {"bio_linker": {"threshold": 0.99, "k": 1}}})
+    linker = nlp.get_pipe("bio_linker")
+    assert (linker.cfg["threshold"], linker.cfg["k"]) == (0.99, 1)
+    assert nlp.config["components"]["bio_linker"]["threshold"] == 0.99
+    # "type 2 diabetes" is a dictionary name (score 1.0); nothing else reaches 0.99
+    assert [len(ents) for _, ents in links(nlp)] == [1, 1]
+    assert len(links(spacy.load(saved))[0][1]) > 1
+
+
+def test_an_edited_config_cfg_is_honoured(saved):
+    config = Config().from_disk(saved / "config.cfg", interpolate=False)
+    config["components"]["bio_linker"]["max_entities_per_mention"] = 1
+    config["components"]["bio_linker"]["nil_id"] = "NONE"
+    config.to_disk(saved / "config.cfg")
+    linker = spacy.load(saved).get_pipe("bio_linker")
+    assert linker.cfg["max_entities_per_mention"] == 1 and linker.cfg["nil_id"] == "NONE"
+
+
+@pytest.mark.parametrize("key,value", [
+    ("k", 0), ("k", -5), ("k", 2.5), ("max_entities_per_mention", -1), ("threshold", "high"),
+    ("index_sources", "X"), ("index_level", "token"), ("cache_size", -1),
+    ("sieve_threshold", 3), ("prior_weight", -1), ("initialized", "yes")])
+def test_damaged_saved_settings_are_reported_on_load(saved, key, value):
+    cfg = srsly.read_json(saved / "bio_linker" / "cfg")
+    cfg[key] = value
+    srsly.write_json(saved / "bio_linker" / "cfg", cfg)
+    with pytest.raises(BioLinkError, match=rf"E123.*{key}"):
+        spacy.load(saved)
+
+
+def test_a_config_that_changes_what_the_index_holds_asks_for_a_rebuild(saved):
+    with pytest.raises(BioLinkError, match=r"E124.*index_sources = 'OD'.*'O'"):
+        spacy.load(saved, config={"components": {"bio_linker": {"index_sources": "O"}}})
+    with pytest.raises(BioLinkError, match=r"E124.*index_level"):
+        spacy.load(saved, config={"components": {"bio_linker": {"index_level": "concept"}}})
+
+
+def test_a_saved_cfg_from_another_version_still_loads(saved, tiny_dictionary):
+    expected = links(spacy.load(saved))
+    cfg = srsly.read_json(saved / "bio_linker" / "cfg")
+    # an older version wrote fewer keys, a newer one may write more
+    for key in ("index_sources", "index_level", "sieve_threshold", "prior_weight"):
+        del cfg[key]
+    cfg["some_future_setting"] = {"a": 1}
+    srsly.write_json(saved / "bio_linker" / "cfg", cfg)
+    assert links(spacy.load(saved)) == expected
+
+
+def test_bytes_round_trip_keeps_the_receivers_settings(linker_nlp):
+    data = linker_nlp.get_pipe("bio_linker").to_bytes()
+    other = spacy.blank("en")
+    other.add_pipe("bio_linker", config={"k": 2, "threshold": 0.5})
+    other.get_pipe("bio_linker").from_bytes(data)
+    assert other.get_pipe("bio_linker").cfg["k"] == 2
+    assert all(len(ents) <= 2 and all(s >= 0.5 for _, s in ents) for _, ents in links(other))
+
+
+# Out-of-range values ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threshold", [1.01, -1.5, 7])
+def test_a_threshold_no_cosine_can_reach_is_refused(threshold):
+    nlp = spacy.blank("en")
+    with pytest.raises(BioLinkError, match=r"E125.*\[-1\.0, 1\.0\]"):
+        nlp.add_pipe("bio_linker", config={"threshold": threshold})
+
+
+def test_threshold_range_follows_the_encoder(saved):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bio_linker", config={"threshold": 1.0})  # the edge is fine
+    # the annotation prior adds to scores: no upper bound then
+    nlp.add_pipe("bio_linker", name="with_prior", config={"threshold": 1.2, "prior_weight": 0.01})
+    with pytest.raises(BioLinkError, match="E125"):
+        spacy.load(saved, config={"components": {"bio_linker": {"threshold": 2.0}}})
