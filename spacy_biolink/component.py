@@ -136,7 +136,7 @@ class BioLinker(Pipe):
         # be able to name a layer whose state loads by unpickling (safe_models.py).
         check_model(encoder, role="encoder", where=f"{name} encoder")
         check_index(index, where=f"{name} index")
-        _check_threshold(threshold, encoder, prior_weight)
+        _check_threshold(threshold, encoder, None if prior_weight else 0.0)
         install_extensions()
         self.vocab = vocab
         self.name = name
@@ -564,7 +564,8 @@ class BioLinker(Pipe):
             self.model.from_disk(path / "encoder")
         except (ValueError, KeyError, OSError) as err:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
-        _check_threshold(self.cfg["threshold"], self.model, self.cfg["prior_weight"])
+        _check_threshold(self.cfg["threshold"], self.model,
+                         None if self.cfg["prior_weight"] else 0.0)
         if cfg.get("initialized"):
             dictionary = ConceptDictionary.from_disk(path / "dictionary")
             sieve = None
@@ -606,7 +607,8 @@ class BioLinker(Pipe):
         self._adopt_saved_cfg(cfg, where="<bytes> cfg")
         self.normalizer = MentionNormalizer.from_dict(srsly.json_loads(msg["normalizer"]))
         self.model.from_bytes(msg["encoder"])
-        _check_threshold(self.cfg["threshold"], self.model, self.cfg["prior_weight"])
+        _check_threshold(self.cfg["threshold"], self.model,
+                         None if self.cfg["prior_weight"] else 0.0)
         if self.cfg.get("initialized"):
             if "dictionary" not in msg or "index" not in msg:
                 raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
@@ -678,15 +680,19 @@ class BioLinker(Pipe):
                                        f"the dictionary {data.n_names} D names"))
             if data.n_names:
                 self._sieve = (data, sieve)
-        self.dictionary = dictionary
-        self._searched, self._concept_rows = searched, concept_rows
-        self._concept_prior = None
+        prior = None
         if self.cfg["prior_weight"]:
             # From the searched names only: with index_sources "O" no corpus count is used.
             counts = numpy.bincount(searched.name_concepts, weights=searched.name_concept_counts,
                                     minlength=dictionary.n_concepts)
             if counts.any():
-                self._concept_prior = self.cfg["prior_weight"] * numpy.log1p(counts)
+                prior = self.cfg["prior_weight"] * numpy.log1p(counts)
+        # Now that the prior's largest boost is known, the threshold's upper bound is too.
+        _check_threshold(self.cfg["threshold"], self.model,
+                         float(prior.max()) if prior is not None else 0.0)
+        self.dictionary = dictionary
+        self._searched, self._concept_rows = searched, concept_rows
+        self._concept_prior = prior
         self._cache.clear()
 
 
@@ -714,15 +720,15 @@ def score_range(model: Model) -> Optional[Tuple[float, float]]:
     return None
 
 
-def _check_threshold(threshold: float, encoder: Model, prior_weight: float) -> None:
+def _check_threshold(threshold: float, encoder: Model, prior_max: Optional[float]) -> None:
     """A threshold no score can reach makes every mention NIL, one below every score does
-    nothing: both are mistakes. The annotation prior (prior_weight) adds to the top."""
+    nothing: both are mistakes. prior_max: the most the annotation prior adds to a score
+    (0 without one; None while unknown, before the dictionary is adopted)."""
     bounds = score_range(encoder)
     if bounds is None or isinstance(threshold, bool):
         return
     lo, hi = bounds
-    if prior_weight:
-        hi = float("inf")
+    hi = float("inf") if prior_max is None else hi + prior_max
     if not lo <= threshold <= hi:
         raise BioLinkError(Errors.E125.format(
             value=threshold, similarity=encoder.attrs.get("similarity"), name=encoder.name,

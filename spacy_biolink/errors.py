@@ -119,6 +119,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E403 = ("Output directory {path} exists and is not empty. Pass --force to replace it.")
     E404 = ("report: expected NAME=FILE with an existing metrics JSON file, got {pair!r}. "
             "Example: tfidf=metrics/tfidf_test.json")
+    # Out-of-range command settings (E480-E499)
+    E480 = ("{option} must be {what}, got {value!r}. Nothing was done.")
+    E481 = ("{option} {value!r}: give comma-separated integers >= 1 (the k of acc@k), e.g. "
+            "1,5,10.")
     # Trained encoders and training
     E501 = ("Not a trained encoder directory: {path} ({reason}). Pass the --output directory "
             "of `python -m spacy_biolink train`, which holds encoder.cfg and model.")

@@ -274,3 +274,79 @@ def test_threshold_range_follows_the_encoder(saved):
     nlp.add_pipe("bio_linker", name="with_prior", config={"threshold": 1.2, "prior_weight": 0.01})
     with pytest.raises(BioLinkError, match="E125"):
         spacy.load(saved, config={"components": {"bio_linker": {"threshold": 2.0}}})
+
+
+def test_with_the_prior_the_threshold_bound_is_checked_once_the_counts_are_known(
+        tiny_dictionary):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bio_linker", config={"threshold": 1.2, "prior_weight": 0.01})
+    # no augmentation: the prior adds nothing, so 1.2 is out of reach
+    with pytest.raises(BioLinkError, match="E125"), pytest.warns(UserWarning, match="W001"):
+        nlp.get_pipe("bio_linker").initialize(dictionary=tiny_dictionary)
+    assert not nlp.get_pipe("bio_linker").is_initialized
+
+
+def test_hybrid_score_range_is_the_weighted_sum():
+    from spacy.util import registry
+
+    from spacy_biolink.component import score_range
+
+    tfidf = {"@architectures": "spacy-biolink.TfidfEncoder.v1"}
+    model = registry.resolve({"m": {"@architectures": "spacy-biolink.HybridEncoder.v1",
+                                    "dense": tfidf, "sparse": tfidf, "dense_weight": 2.0,
+                                    "sparse_weight": 0.5}})["m"]
+    assert score_range(model) == (-2.5, 2.5)
+    model.attrs["similarity"] = "inner_product"
+    assert score_range(model) is None
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from spacy_biolink.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result
+
+
+@pytest.mark.parametrize("args", [["--batch-size", "0"], ["--batch-size", "-3"],
+                                  ["--n-process", "0"], ["--n-process", "-5"]])
+def test_link_refuses_out_of_range_batch_and_process_counts(saved, tmp_path, args):
+    (tmp_path / "in.txt").write_text("NIDDM here.\n", encoding="utf8")
+    result = _cli("link", tmp_path / "in.txt", "--model", saved, "--output",
+                  tmp_path / "out.jsonl", *args)
+    assert result.exit_code == 1 and "E480" in result.output and args[0] in result.output
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("ks", ["0", "1,-5", "a"])
+def test_evaluate_refuses_bad_ks(saved, tmp_path, ks):
+    (tmp_path / "c.txt").write_text("1|t|NIDDM here.\n1\t0\t5\tNIDDM\tDisease\tD003924\n\n",
+                                    encoding="utf8")
+    result = _cli("evaluate", saved, tmp_path / "c.txt", f"--ks={ks}")
+    assert result.exit_code == 1 and "E481" in result.output
+
+
+def test_evaluate_gold_mentions_refuses_bad_ks(linker_nlp, tmp_path):
+    from spacy_biolink.evaluation import evaluate_gold_mentions
+
+    with pytest.raises(BioLinkError, match="E481"):
+        evaluate_gold_mentions(linker_nlp, tmp_path / "unused.txt", ks=[0, 1])
+
+
+@pytest.mark.parametrize("args,option", [
+    (["visualize", "{saved}", "--text", "NIDDM", "--output", "{tmp}/p.html", "--limit", "0"],
+     "--limit"),
+    (["eval-synonyms", "tfidf", "-d", "{dict}", "--test-rounds", "0"], "--test-rounds"),
+    (["eval-synonyms", "tfidf", "-d", "{dict}", "--train-queries", "-1"], "--train-queries"),
+    (["train-vectors", "{tmp}/vec", "-d", "{dict}", "--dim", "0"], "--dim"),
+    (["train-vectors", "{tmp}/vec", "-d", "{dict}", "--window", "0"], "--window"),
+    (["train-vectors", "{tmp}/vec", "-d", "{dict}", "--epochs", "0"], "--epochs"),
+])
+def test_sibling_commands_refuse_out_of_range_counts(saved, tmp_path, tiny_medic_path, args,
+                                                     option):
+    args = [a.format(saved=saved, tmp=tmp_path, dict=tiny_medic_path) for a in args]
+    result = _cli(*args)
+    assert result.exit_code == 1 and "E480" in result.output and option in result.output
+    assert not (tmp_path / "vec").exists() and not (tmp_path / "p.html").exists()
