@@ -8,7 +8,10 @@ composites, `span._.kb_parts`.
 """
 from collections import OrderedDict
 import logging
+import os
 from pathlib import Path
+import shutil
+import stat
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 import warnings
 
@@ -32,7 +35,7 @@ from .search import Candidates, concept_vectors, search_concept_index, search_co
 from .text.abbreviations import AbbreviationResolver, expand
 from .text.composites import split_composite
 from .text.normalize import MentionNormalizer, read_spelling_map
-from .util import PathLike, read_arrays
+from .util import PathLike, atomic_directory, read_arrays
 
 logger = logging.getLogger(__name__)
 
@@ -539,11 +542,25 @@ class BioLinker(Pipe):
             serializers["sieve"] = lambda p: self._sieve[1].to_disk(p)
         if self.verifier is not None:
             serializers["verifier"] = lambda p: self.verifier.to_disk(p)
-        util.to_disk(path, serializers, exclude)
+        # Saving over an existing pipeline: the state is written beside its directory and
+        # swapped in by renames, so a kill leaves the old state or the new one, never a
+        # mix (a kill between the two renames leaves the old one as .NAME.old, which
+        # from_disk reads). Temp directories of earlier killed saves are removed.
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):
+            shutil.rmtree(stale, ignore_errors=True)
+        with atomic_directory(path, force=True) as tmp:
+            util.to_disk(tmp, serializers, exclude)
+            _chmod_like_a_new_directory(tmp)
 
     def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
         check_model(self.model, role="encoder", where=f"{self.name} encoder")
         path = Path(path)
+        backup = path.with_name(f".{path.name}.old")
+        if not path.exists() and (backup / "cfg").is_file():
+            warnings.warn(Warnings.W010.format(path=path, backup=backup))
+            path = backup
         cfg_path = path / "cfg"
         if not cfg_path.is_file():
             raise BioLinkError(Errors.E104.format(path=path, reason="no cfg file"))
@@ -694,6 +711,12 @@ class BioLinker(Pipe):
         self._searched, self._concept_rows = searched, concept_rows
         self._concept_prior = prior
         self._cache.clear()
+
+
+def _chmod_like_a_new_directory(path: Path) -> None:
+    """A temp directory is private (0700); give it its parent's mode, which the pipeline
+    directory got from the umask (reading the umask itself would race other threads)."""
+    os.chmod(path, stat.S_IMODE(os.stat(path.parent).st_mode))
 
 
 def _relabel(span: Span, results: Dict) -> Span:

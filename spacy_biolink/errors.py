@@ -269,6 +269,11 @@ class Warnings(metaclass=ErrorsWithCodes):
             "by {similarity}, so the threshold does not mean what it says (an untrained "
             "BioSyn encoder's inner products pass any cosine threshold). Use an encoder "
             "with normalize = true, or pick the threshold on dev with this encoder's scores.")
+    W010 = ("{path} is missing: the last save of this pipeline was interrupted between "
+            "replacing the old state and moving the new one in. Loaded the previous state "
+            "from {backup}; save the pipeline again to finish.")
+    W011 = ("Found {n} temporary director(ies) left by interrupted runs beside {path}: {paths}. "
+            "They are incomplete outputs; delete them if no other run is writing there.")
     W750 = ("The pipeline at {path} has no component that finds entities (pipes: {pipes}) "
             "and {n} of {total} input document(s) came with none, so they have no entities "
             "to link: bio_linker only links spans already in doc.ents. Use a pipeline with "

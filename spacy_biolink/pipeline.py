@@ -1,13 +1,14 @@
 """Assembling a linking pipeline from a config and a dictionary file (init-linker)."""
 import copy
+import warnings
 from pathlib import Path
-from typing import Dict, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from spacy import util
 from spacy.language import Language
 from thinc.api import Config
 
-from .errors import BioLinkError, Errors
+from .errors import BioLinkError, Errors, Warnings
 from .util import PathLike, atomic_directory
 
 DEFAULT_PIPELINE_CONFIG = """
@@ -105,6 +106,7 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         output_dir = Path(output_dir)
         if output_dir.exists() and any(output_dir.iterdir()) and not force:
             raise BioLinkError(Errors.E403.format(path=output_dir))
+        report_leftover_temp_dirs(output_dir)
     settings = {"paths.dictionary": str(dictionary),
                 "initialize.components.bio_linker.dictionary.format": format}
     if augment:
@@ -151,6 +153,18 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         with atomic_directory(output_dir, force=True) as tmp:
             nlp.to_disk(tmp)
     return nlp
+
+
+def report_leftover_temp_dirs(output_dir: PathLike) -> List[Path]:
+    """Warn about the temp directories that killed runs writing `output_dir` left beside
+    it (atomic_directory's .NAME.*.tmp): they may be large. Not deleted, since another
+    run may be writing one now. Returns them."""
+    output_dir = Path(output_dir)
+    leftovers = sorted(output_dir.parent.glob(f".{output_dir.name}.*.tmp"))
+    if leftovers:
+        warnings.warn(Warnings.W011.format(n=len(leftovers), path=output_dir,
+                                           paths=", ".join(str(p) for p in leftovers)))
+    return leftovers
 
 
 def load_linker_pipeline(path: PathLike) -> Language:

@@ -3,11 +3,14 @@ no code from a received model, the config as the source of truth for settings, s
 values validated, out-of-range settings refused, and saves that a kill cannot break."""
 import os
 import pickle
+import signal
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import List
+import warnings
 
 import pytest
 import spacy
@@ -350,3 +353,97 @@ def test_sibling_commands_refuse_out_of_range_counts(saved, tmp_path, tiny_medic
     result = _cli(*args)
     assert result.exit_code == 1 and "E480" in result.output and option in result.output
     assert not (tmp_path / "vec").exists() and not (tmp_path / "p.html").exists()
+
+
+# Saving over a pipeline: a kill leaves the old one or the new one ---------------------
+
+_WRITE_EVENTS = ("open", "os.rename", "os.mkdir", "shutil.rmtree", "os.remove", "os.rmdir")
+
+
+def _save_in_child(nlp, path: Path, kill_at: int) -> List[str]:
+    """nlp.to_disk(path) in a forked child that SIGKILLs itself just before its
+    kill_at-th write to the file system under path (an open for writing, a rename, a
+    mkdir, a removal); kill_at < 0: no kill. Returns the writes a full save makes
+    ("event path"), or [] after a kill."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        os.close(read_end)
+        seen = []
+        root = str(path)
+
+        def hook(event, args):
+            if event not in _WRITE_EVENTS or not str(args[0]).startswith(root):
+                return
+            if event == "open":
+                mode, flags = args[1], args[2]
+                writing = any(c in mode for c in "wax+") if isinstance(mode, str) else \
+                    bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+                if not writing:
+                    return
+            if len(seen) == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            seen.append(f"{event} {os.path.relpath(str(args[0]), root)}")
+
+        try:
+            sys.addaudithook(hook)
+            nlp.to_disk(path)
+            os.write(write_end, "\n".join(seen).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    _, status = os.waitpid(pid, 0)
+    with os.fdopen(read_end) as fileh:
+        writes = fileh.read().split("\n")
+    if kill_at < 0:
+        assert os.WIFEXITED(status), status
+        return writes
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    return []
+
+
+def test_a_save_killed_at_any_point_leaves_the_old_or_the_new_pipeline(tiny_dictionary,
+                                                                      tmp_path):
+    """Killed before each of the ~35 writes of nlp.to_disk over an existing pipeline, the
+    bio_linker loads as the old or the new one; the whole pipeline too where the kill
+    fell at a rename (spaCy's own files are rewritten in place, not ours to make atomic)."""
+    from spacy_biolink import load_dictionary
+
+    from .conftest import TINY_MEDIC
+
+    old_nlp = make_linker_nlp(tiny_dictionary)
+    (tmp_path / "bigger.txt").write_text(TINY_MEDIC + "D999999||Zebra syndrome|type 2 zebra\n",
+                                         encoding="utf8")
+    new_nlp = make_linker_nlp(load_dictionary(tmp_path / "bigger.txt"))
+    texts = [("Type 2 zebra and breast cancer.", ["Type 2 zebra", "breast cancer"])]
+
+    def outputs(nlp):
+        return [[(e.kb_id_, e._.kb_ents) for e in nlp(doc_with_ents(nlp, *t)).ents] for t in texts]
+
+    old, new = outputs(old_nlp), outputs(new_nlp)
+    assert old != new
+    reader = old_nlp  # its bio_linker reads each state left on disk
+    pristine = tmp_path / "pristine"
+    old_nlp.to_disk(pristine)
+    path = tmp_path / "model"
+    shutil.copytree(pristine, path)
+    writes = _save_in_child(new_nlp, path, -1)
+    assert outputs(spacy.load(path)) == new
+    assert any(w.startswith("os.rename bio_linker") for w in writes), writes
+    seen = {"old": 0, "new": 0}
+    for kill_at, write in enumerate(writes):
+        shutil.rmtree(path)
+        shutil.copytree(pristine, path)
+        _save_in_child(new_nlp, path, kill_at)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*\[W010\]")
+            reader.get_pipe("bio_linker").from_disk(path / "bio_linker")
+            got = outputs(reader)
+            assert got in (old, new), f"killed before {write!r}: a mix of old and new"
+            if write.startswith("os.rename"):
+                assert outputs(spacy.load(path)) == got
+        seen["old" if got == old else "new"] += 1
+    assert seen["old"] and seen["new"]
+    # the next save clears what the killed ones left
+    new_nlp.to_disk(path)
+    assert not list(path.glob(".bio_linker.*"))
