@@ -447,3 +447,19 @@ def test_a_save_killed_at_any_point_leaves_the_old_or_the_new_pipeline(tiny_dict
     # the next save clears what the killed ones left
     new_nlp.to_disk(path)
     assert not list(path.glob(".bio_linker.*"))
+
+
+def test_init_linker_reports_temp_dirs_of_killed_runs(tmp_path, tiny_medic_path):
+    from spacy_biolink.pipeline import init_linker
+
+    leftover = tmp_path / ".out.k1ll3d.tmp"
+    (leftover / "bio_linker").mkdir(parents=True)
+    with pytest.warns(UserWarning, match=r"W011.*k1ll3d"):
+        init_linker(tmp_path / "out", tiny_medic_path)
+    assert (tmp_path / "out" / "config.cfg").is_file()
+
+
+def test_a_half_written_linker_names_what_is_missing(saved):
+    shutil.rmtree(saved / "bio_linker" / "index")
+    with pytest.raises(BioLinkError, match=r"E104.*missing index"):
+        spacy.load(saved)
