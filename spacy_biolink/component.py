@@ -576,7 +576,8 @@ class BioLinker(Pipe):
             raise BioLinkError(Errors.E104.format(path=path, reason=f"missing {', '.join(missing)}"))
         self._adopt_saved_cfg(cfg, where=cfg_path)
         if "normalizer" not in exclude:
-            self.normalizer = MentionNormalizer.from_dict(srsly.read_json(path / "normalizer"))
+            self._adopt_saved_normalizer(srsly.read_json(path / "normalizer"),
+                                         where=path / "normalizer")
         try:
             self.model.from_disk(path / "encoder")
         except (ValueError, KeyError, OSError) as err:
@@ -622,7 +623,7 @@ class BioLinker(Pipe):
         if not isinstance(cfg, dict):
             raise BioLinkError(Errors.E104.format(path="<bytes>", reason="cfg is not a JSON object"))
         self._adopt_saved_cfg(cfg, where="<bytes> cfg")
-        self.normalizer = MentionNormalizer.from_dict(srsly.json_loads(msg["normalizer"]))
+        self._adopt_saved_normalizer(srsly.json_loads(msg["normalizer"]), where="<bytes> normalizer")
         self.model.from_bytes(msg["encoder"])
         _check_threshold(self.cfg["threshold"], self.model,
                          None if self.cfg["prior_weight"] else 0.0)
@@ -667,6 +668,19 @@ class BioLinker(Pipe):
                     raise BioLinkError(Errors.E124.format(where=where, key=key, saved=saved[key],
                                                           config=self.cfg[key]))
         self.cfg["initialized"] = initialized
+
+    def _adopt_saved_normalizer(self, state: Dict, *, where) -> None:
+        """The saved normalizer: its spelling map is data; its folding settings are the
+        config's too, and since the saved index holds names folded with them, a config
+        that changes them needs a rebuild (E124), like index_sources."""
+        saved = MentionNormalizer.from_dict(state)
+        if self.cfg["initialized"]:
+            config, kept = self.normalizer.to_dict(), saved.to_dict()
+            for key in config:
+                if key != "spelling" and config[key] != kept[key]:
+                    raise BioLinkError(Errors.E124.format(where=where, key=f"normalizer.{key}",
+                                                          saved=kept[key], config=config[key]))
+        self.normalizer = saved
 
     def _adopt(self, dictionary: ConceptDictionary, *, where,
                sieve: Optional[NameIndex] = None) -> None:

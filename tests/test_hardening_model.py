@@ -463,3 +463,9 @@ def test_a_half_written_linker_names_what_is_missing(saved):
     shutil.rmtree(saved / "bio_linker" / "index")
     with pytest.raises(BioLinkError, match=r"E104.*missing index"):
         spacy.load(saved)
+
+
+def test_a_config_that_changes_the_folding_of_indexed_names_asks_for_a_rebuild(saved):
+    with pytest.raises(BioLinkError, match=r"E124.*normalizer\.strip_plurals"):
+        spacy.load(saved, config={"components": {"bio_linker": {
+            "normalizer": {"strip_plurals": False}}}})
