@@ -11,7 +11,7 @@ from spacy.language import Language
 
 from .errors import BioLinkError, Errors
 from .link_files import entity_setting_pipes
-from .pipeline import load_linker_pipeline
+from .pipeline import load_linker_pipeline, report_leftover_temp_dirs
 from .util import PathLike, atomic_directory
 
 logger = logging.getLogger(__name__)
@@ -29,6 +29,7 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     output_dir = Path(output_dir)
     if output_dir.exists() and any(output_dir.iterdir()) and not force:
         raise BioLinkError(Errors.E403.format(path=output_dir))
+    report_leftover_temp_dirs(output_dir)
     nlp = load_linker_pipeline(ner_dir)
     if not entity_setting_pipes(nlp):
         raise BioLinkError(Errors.E758.format(path=ner_dir, pipes=nlp.pipe_names))

@@ -87,6 +87,23 @@ def init_linker_cli(
              f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")
 
 
+def _parse_ks(value: str) -> List[int]:
+    """--ks "1,5,10" as sorted distinct integers >= 1, with 1 and 5 (the printed ones)."""
+    try:
+        ks = {int(k) for k in value.split(",") if k.strip()}
+    except ValueError:
+        raise BioLinkError(Errors.E481.format(option="--ks", value=value)) from None
+    if any(k < 1 for k in ks):
+        raise BioLinkError(Errors.E481.format(option="--ks", value=value))
+    return sorted(ks | {1, 5})
+
+
+def _check_at_least(option: str, value: int, minimum: int) -> None:
+    if value < minimum:
+        raise BioLinkError(Errors.E480.format(option=option, what=f"an integer >= {minimum}",
+                                              value=value))
+
+
 @app.command("evaluate")
 @_fail_cleanly
 def evaluate_cli(
@@ -102,9 +119,9 @@ def evaluate_cli(
     from .evaluation import evaluate_gold_mentions, format_table
     from .pipeline import load_linker_pipeline
 
+    k_values = _parse_ks(ks)
     nlp = load_linker_pipeline(model_dir)
     type_set, pmid_set = _corpus_filters(types, pmids)
-    k_values = sorted({int(k) for k in ks.split(",") if k.strip()} | {1, 5})
     wrong: Optional[List[Dict]] = [] if errors is not None else None
     result = evaluate_gold_mentions(nlp, corpus, types=type_set, pmids=pmid_set, ks=k_values,
                                     progress=True, errors=wrong)
@@ -321,15 +338,22 @@ def _link_distributed(input_path: Path, model: Path, output: Path, *, engine: st
 
 
 def _parse_kb_url_template(value: Optional[str]):
-    """A URL with {}, or a JSON object {"PREFIX": URL, "": URL} for ids of several sources."""
-    if value is None or not value.lstrip().startswith("{\""):
-        return value
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as err:
-        from .errors import Errors
+    """A URL with {}, or a JSON object {"PREFIX": URL, "": URL} for ids of several sources;
+    checked here, before any work (http(s) only, exactly one {})."""
+    from .visualize import KbUrls
 
-        raise BioLinkError(Errors.E755.format(value=value, reason=f"not valid JSON: {err}")) from None
+    if value is None:
+        return value
+    template = value
+    if value.lstrip().startswith("{\""):
+        try:
+            template = json.loads(value)
+        except json.JSONDecodeError as err:
+            from .errors import Errors
+
+            raise BioLinkError(Errors.E755.format(value=value, reason=f"not valid JSON: {err}")) from None
+    KbUrls(template, source="--kb-url-template")
+    return template
 
 
 @app.command("visualize")
@@ -357,6 +381,7 @@ def visualize_cli(
 
     if (input_path is None) == (text is None):
         raise BioLinkError(Errors.E757.format(got="both" if text is not None else "neither"))
+    _check_at_least("--limit", limit, 1)
     if input_path is not None:
         documents = list(read_input_documents(input_path))
         if doc is not None:
@@ -371,7 +396,8 @@ def visualize_cli(
     if "bio_linker" not in nlp.pipe_names:
         raise BioLinkError(Errors.E402.format(path=model, pipes=nlp.pipe_names))
     if template is None:
-        template = kb_url_template_of(nlp, MEDIC_KB_URL_TEMPLATES)
+        template = kb_url_template_of(nlp, MEDIC_KB_URL_TEMPLATES,
+                                      source=f"{Path(model) / 'meta.json'}")
     warn_if_nothing_to_link(nlp, sum(d.entities is None for d in documents), len(documents),
                             model_path=model)
     docs = []
@@ -433,6 +459,9 @@ def eval_synonyms_cli(
                                                evaluate_synonym_retrieval, resolve_split)
     from .readers import load_dictionary
 
+    _check_at_least("--test-rounds", test_rounds, 1)
+    _check_at_least("--validation-rounds", validation_rounds, 0)
+    _check_at_least("--train-queries", train_queries, 0)
     started = time.perf_counter()
     synonym_split = resolve_split(load_dictionary(dictionary), encoder=encoder, split_path=split,
                                   seed=seed, zero_shot_concepts=zero_shot_concepts,

@@ -8,7 +8,10 @@ composites, `span._.kb_parts`.
 """
 from collections import OrderedDict
 import logging
+import os
 from pathlib import Path
+import shutil
+import stat
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 import warnings
 
@@ -28,11 +31,12 @@ from .errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
 from .index import NameIndex, exact_index, exact_index_from_state
 from .nothing_to_link import NothingToLinkCheck, checked
+from .safe_models import check_index, check_model
 from .search import Candidates, concept_vectors, search_concept_index, search_concepts
 from .text.abbreviations import AbbreviationResolver, expand
 from .text.composites import split_composite
 from .text.normalize import MentionNormalizer, read_spelling_map
-from .util import PathLike, read_arrays
+from .util import PathLike, atomic_directory, read_arrays
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +137,11 @@ class BioLinker(Pipe):
                       cache_size=cache_size, nil_id=nil_id, index_level=index_level,
                       index_sources=index_sources, sieve_threshold=sieve_threshold,
                       prior_weight=prior_weight)
+        # Refused before anything is read into them: a received model directory must not
+        # be able to name a layer whose state loads by unpickling (safe_models.py).
+        check_model(encoder, role="encoder", where=f"{name} encoder")
+        check_index(index, where=f"{name} index")
+        _check_threshold(threshold, encoder, None if prior_weight else 0.0)
         install_extensions()
         self.vocab = vocab
         self.name = name
@@ -539,25 +548,48 @@ class BioLinker(Pipe):
             serializers["sieve"] = lambda p: self._sieve[1].to_disk(p)
         if self.verifier is not None:
             serializers["verifier"] = lambda p: self.verifier.to_disk(p)
-        util.to_disk(path, serializers, exclude)
+        # Saving over an existing pipeline: the state is written beside its directory and
+        # swapped in by renames, so a kill leaves the old state or the new one, never a
+        # mix (a kill between the two renames leaves the old one as .NAME.old, which
+        # from_disk reads). Temp directories of earlier killed saves are removed.
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):
+            shutil.rmtree(stale, ignore_errors=True)
+        with atomic_directory(path, force=True) as tmp:
+            util.to_disk(tmp, serializers, exclude)
+            _chmod_like_a_new_directory(tmp)
 
     def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
+        check_model(self.model, role="encoder", where=f"{self.name} encoder")
         path = Path(path)
+        backup = path.with_name(f".{path.name}.old")
+        if not path.exists() and (backup / "cfg").is_file():
+            warnings.warn(Warnings.W010.format(path=path, backup=backup))
+            path = backup
         cfg_path = path / "cfg"
         if not cfg_path.is_file():
             raise BioLinkError(Errors.E104.format(path=path, reason="no cfg file"))
-        cfg = srsly.read_json(cfg_path)
+        try:
+            cfg = srsly.read_json(cfg_path)
+        except ValueError as err:
+            raise BioLinkError(Errors.E104.format(path=path, reason=f"cfg is not JSON: {err}")) from None
+        if not isinstance(cfg, dict):
+            raise BioLinkError(Errors.E104.format(path=path, reason="cfg is not a JSON object"))
         parts = ["normalizer", "encoder"] + (["dictionary", "index"] if cfg.get("initialized") else [])
         missing = [p for p in parts if p not in exclude and not (path / p).exists()]
         if missing:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"missing {', '.join(missing)}"))
-        self.cfg.update(cfg)
+        self._adopt_saved_cfg(cfg, where=cfg_path)
         if "normalizer" not in exclude:
-            self.normalizer = MentionNormalizer.from_dict(srsly.read_json(path / "normalizer"))
+            self._adopt_saved_normalizer(srsly.read_json(path / "normalizer"),
+                                         where=path / "normalizer")
         try:
             self.model.from_disk(path / "encoder")
         except (ValueError, KeyError, OSError) as err:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
+        _check_threshold(self.cfg["threshold"], self.model,
+                         None if self.cfg["prior_weight"] else 0.0)
         if cfg.get("initialized"):
             dictionary = ConceptDictionary.from_disk(path / "dictionary")
             sieve = None
@@ -588,13 +620,19 @@ class BioLinker(Pipe):
         return util.to_bytes(serializers, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
+        check_model(self.model, role="encoder", where=f"{self.name} encoder")
         msg = srsly.msgpack_loads(bytes_data)
         if any(part not in msg for part in ("cfg", "normalizer", "encoder")):
             raise BioLinkError(Errors.E104.format(path="<bytes>",
                                                   reason="no cfg, normalizer or encoder"))
-        self.cfg.update(srsly.json_loads(msg["cfg"]))
-        self.normalizer = MentionNormalizer.from_dict(srsly.json_loads(msg["normalizer"]))
+        cfg = srsly.json_loads(msg["cfg"])
+        if not isinstance(cfg, dict):
+            raise BioLinkError(Errors.E104.format(path="<bytes>", reason="cfg is not a JSON object"))
+        self._adopt_saved_cfg(cfg, where="<bytes> cfg")
+        self._adopt_saved_normalizer(srsly.json_loads(msg["normalizer"]), where="<bytes> normalizer")
         self.model.from_bytes(msg["encoder"])
+        _check_threshold(self.cfg["threshold"], self.model,
+                         None if self.cfg["prior_weight"] else 0.0)
         if self.cfg.get("initialized"):
             if "dictionary" not in msg or "index" not in msg:
                 raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
@@ -610,6 +648,45 @@ class BioLinker(Pipe):
 
             self.verifier = CandidateVerifier.from_bytes(msg["verifier"])
         return self
+
+    def _adopt_saved_cfg(self, saved: Dict, *, where) -> None:
+        """Take from a saved cfg only what describes the saved data; the settings stay the
+        constructor's, i.e. the config's (config.cfg, spacy.load(..., config=...)).
+
+        Saved values are checked as config values are (a damaged or hand-edited file is
+        reported, not used later). Settings the saved index was built for (INDEX_SETTINGS)
+        must match the config's: the index would have to be rebuilt (E124). Keys this
+        version does not know (written by another version) are ignored.
+        """
+        checked = {key: saved[key] if key in saved else value for key, value in self.cfg.items()
+                   if key in CONFIG_KEYS}
+        try:
+            _check_config(**checked)
+        except BioLinkError as err:
+            raise BioLinkError(Errors.E123.format(where=where, error=err)) from None
+        initialized = saved.get("initialized", False)
+        if not isinstance(initialized, bool):
+            raise BioLinkError(Errors.E123.format(
+                where=where, error=f"`initialized` must be true or false, got {initialized!r}"))
+        if initialized:
+            for key in INDEX_SETTINGS:
+                if key in saved and saved[key] != self.cfg[key]:
+                    raise BioLinkError(Errors.E124.format(where=where, key=key, saved=saved[key],
+                                                          config=self.cfg[key]))
+        self.cfg["initialized"] = initialized
+
+    def _adopt_saved_normalizer(self, state: Dict, *, where) -> None:
+        """The saved normalizer: its spelling map is data; its folding settings are the
+        config's too, and since the saved index holds names folded with them, a config
+        that changes them needs a rebuild (E124), like index_sources."""
+        saved = MentionNormalizer.from_dict(state)
+        if self.cfg["initialized"]:
+            config, kept = self.normalizer.to_dict(), saved.to_dict()
+            for key in config:
+                if key != "spelling" and config[key] != kept[key]:
+                    raise BioLinkError(Errors.E124.format(where=where, key=f"normalizer.{key}",
+                                                          saved=kept[key], config=config[key]))
+        self.normalizer = saved
 
     def _adopt(self, dictionary: ConceptDictionary, *, where,
                sieve: Optional[NameIndex] = None) -> None:
@@ -640,16 +717,26 @@ class BioLinker(Pipe):
                                        f"the dictionary {data.n_names} D names"))
             if data.n_names:
                 self._sieve = (data, sieve)
-        self.dictionary = dictionary
-        self._searched, self._concept_rows = searched, concept_rows
-        self._concept_prior = None
+        prior = None
         if self.cfg["prior_weight"]:
             # From the searched names only: with index_sources "O" no corpus count is used.
             counts = numpy.bincount(searched.name_concepts, weights=searched.name_concept_counts,
                                     minlength=dictionary.n_concepts)
             if counts.any():
-                self._concept_prior = self.cfg["prior_weight"] * numpy.log1p(counts)
+                prior = self.cfg["prior_weight"] * numpy.log1p(counts)
+        # Now that the prior's largest boost is known, the threshold's upper bound is too.
+        _check_threshold(self.cfg["threshold"], self.model,
+                         float(prior.max()) if prior is not None else 0.0)
+        self.dictionary = dictionary
+        self._searched, self._concept_rows = searched, concept_rows
+        self._concept_prior = prior
         self._cache.clear()
+
+
+def _chmod_like_a_new_directory(path: Path) -> None:
+    """A temp directory is private (0700); give it its parent's mode, which the pipeline
+    directory got from the umask (reading the umask itself would race other threads)."""
+    os.chmod(path, stat.S_IMODE(os.stat(path.parent).st_mode))
 
 
 def _relabel(span: Span, results: Dict) -> Span:
@@ -657,6 +744,45 @@ def _relabel(span: Span, results: Dict) -> Span:
     if found is None:
         return span
     return Span(span.doc, span.start, span.end, label=span.label, kb_id=found[0], span_id=span.id)
+
+
+def score_range(model: Model) -> Optional[Tuple[float, float]]:
+    """The (lowest, highest) score the encoder's similarity can give, from its attrs:
+    cosine [-1, 1], a HybridEncoder's weighted sum of its parts' ranges; None when
+    unbounded (inner products)."""
+    attrs = model.attrs
+    similarity = attrs.get("similarity")
+    if similarity == "cosine" and attrs.get("normalize", True):
+        return (-1.0, 1.0)
+    if similarity == "weighted cosine" and len(model.layers) == 2:
+        parts = [score_range(layer) for layer in model.layers]
+        if all(parts):
+            weights = (attrs.get("dense_weight", 1.0), attrs.get("sparse_weight", 1.0))
+            return (sum(w * lo for w, (lo, _) in zip(weights, parts)),
+                    sum(w * hi for w, (_, hi) in zip(weights, parts)))
+    return None
+
+
+def _check_threshold(threshold: float, encoder: Model, prior_max: Optional[float]) -> None:
+    """A threshold no score can reach makes every mention NIL, one below every score does
+    nothing: both are mistakes. prior_max: the most the annotation prior adds to a score
+    (0 without one; None while unknown, before the dictionary is adopted)."""
+    bounds = score_range(encoder)
+    if bounds is None or isinstance(threshold, bool):
+        return
+    lo, hi = bounds
+    hi = float("inf") if prior_max is None else hi + prior_max
+    if not lo <= threshold <= hi:
+        raise BioLinkError(Errors.E125.format(
+            value=threshold, similarity=encoder.attrs.get("similarity"), name=encoder.name,
+            lo=round(lo, 6), hi=round(hi, 6)))
+
+
+# Settings (config.cfg) checked by _check_config; the saved cfg's copies are checked too.
+CONFIG_KEYS = ("k", "threshold", "max_entities_per_mention", "cache_size", "nil_id",
+               "index_level", "index_sources", "sieve_threshold", "prior_weight")
+# Settings the saved index was built for: a config that changes them needs a rebuild.
+INDEX_SETTINGS = ("index_level", "index_sources")
 
 
 def _check_config(**values) -> None:

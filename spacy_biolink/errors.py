@@ -50,6 +50,30 @@ class Errors(metaclass=ErrorsWithCodes):
             "only names added by augmentation (init-linker --augment TRAIN.PubTator, or "
             "augment = [...] in [initialize.components.bio_linker]) or by add_names: add "
             "some, or set index_sources = \"O\" or \"OD\".")
+    # Loading components and models safely, config vs saved state (E120-E159)
+    E120 = ("{where}: the {role} config names {name}, which is not one of spacy-biolink's "
+            "{role} architectures ({allowed}). Only those are loaded: their saved state is "
+            "read without unpickling, while other layers (e.g. thinc's PyTorch layers, read "
+            "with torch.load) could run code hidden in a model directory someone sent you. "
+            "Nothing was loaded; use one of the allowed architectures.")
+    E121 = ("{where}: the {role} model's layer {layer!r} cannot be loaded safely: {reason}. "
+            "Only spacy-biolink's {role} architectures ({allowed}) are loaded, so that a "
+            "model directory someone sent you cannot run code. Nothing was loaded.")
+    E122 = ("{where}: {kind} is not one of spacy-biolink's indexes (spacy-biolink.SparseIndex.v1, "
+            "FaissIndex.v1, HybridIndex.v1), whose saved state loads without unpickling. "
+            "Name one of those in [components.bio_linker.index].")
+    E123 = ("The saved bio_linker settings in {where} are damaged: {error}. Settings come from "
+            "the pipeline's config.cfg; save the pipeline again (nlp.to_disk) or rebuild it "
+            "with `python -m spacy_biolink init-linker`.")
+    E124 = ("The saved bio_linker index in {where} was built with {key} = {saved!r}, but the "
+            "config says {config!r}: the index would answer for the wrong names. Rebuild it "
+            "with the new setting (`python -m spacy_biolink init-linker ... "
+            "--components.bio_linker.{key} {config}`, or nlp.initialize()), or keep {key} = "
+            "{saved!r} in the config.")
+    E125 = ("bio_linker: threshold = {value!r} is outside the range of the {name} encoder's "
+            "{similarity} scores, [{lo}, {hi}]: above it every mention would be NIL, below "
+            "it the threshold drops nothing. Give a threshold in that range (0.0, the "
+            "default, keeps every candidate with a positive score).")
 
     # Encoders and indexes
     E201 = ("The {name} encoder has not been fitted: initialize the pipeline (or call "
@@ -95,6 +119,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E403 = ("Output directory {path} exists and is not empty. Pass --force to replace it.")
     E404 = ("report: expected NAME=FILE with an existing metrics JSON file, got {pair!r}. "
             "Example: tfidf=metrics/tfidf_test.json")
+    # Out-of-range command settings (E480-E499)
+    E480 = ("{option} must be {what}, got {value!r}. Nothing was done.")
+    E481 = ("{option} {value!r}: give comma-separated integers >= 1 (the k of acc@k), e.g. "
+            "1,5,10.")
     # Trained encoders and training
     E501 = ("Not a trained encoder directory: {path} ({reason}). Pass the --output directory "
             "of `python -m spacy_biolink train`, which holds encoder.cfg and model.")
@@ -285,6 +313,11 @@ class Warnings(metaclass=ErrorsWithCodes):
             "by {similarity}, so the threshold does not mean what it says (an untrained "
             "BioSyn encoder's inner products pass any cosine threshold). Use an encoder "
             "with normalize = true, or pick the threshold on dev with this encoder's scores.")
+    W010 = ("{path} is missing: the last save of this pipeline was interrupted between "
+            "replacing the old state and moving the new one in. Loaded the previous state "
+            "from {backup}; save the pipeline again to finish.")
+    W011 = ("Found {n} temporary director(ies) left by interrupted runs beside {path}: {paths}. "
+            "They are incomplete outputs; delete them if no other run is writing there.")
     W750 = ("The pipeline at {path} has no component that finds entities (pipes: {pipes}) "
             "and {n} of {total} input document(s) came with none, so they have no entities "
             "to link: bio_linker only links spans already in doc.ents. Use a pipeline with "

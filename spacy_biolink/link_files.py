@@ -198,10 +198,24 @@ def warn_if_nothing_to_link(nlp: Language, without_entities: int, total: int, *,
             check.warned = True
 
 
+def check_pipe_settings(batch_size: int, n_process: int) -> None:
+    """nlp.pipe's batch_size and n_process, checked before any work: batch size 0 made
+    `link` write an empty file and exit 0, n_process 0 fail deep in spaCy."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise BioLinkError(Errors.E480.format(option="--batch-size (batch_size)",
+                                              what="an integer >= 1", value=batch_size))
+    if isinstance(n_process, bool) or not isinstance(n_process, int) \
+            or not (n_process >= 1 or n_process == -1):
+        raise BioLinkError(Errors.E480.format(option="--n-process (n_process)",
+                                              what="an integer >= 1 (or -1: one per CPU)",
+                                              value=n_process))
+
+
 def link_documents(nlp: Language, documents: Iterable[InputDocument], *,
                    path: PathLike = "<input>", batch_size: int = 64, n_process: int = 1
                    ) -> Iterator[Dict[str, Any]]:
     """Output records for `documents`, in order, through nlp.pipe."""
+    check_pipe_settings(batch_size, n_process)
     install_extensions()
     spans_key = _linker_spans_key(nlp)
     docs = ((make_input_doc(nlp, document, path), document.passthrough) for document in documents)
@@ -218,6 +232,7 @@ def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path:
     nlp: a pipeline with bio_linker, or the directory of a saved one (loaded after the
         input has been checked). An `output_path` ending in .gz is gzipped.
     """
+    check_pipe_settings(batch_size, n_process)
     n_documents = 0
     given_entities = 0
     for document in read_input_documents(input_path, format=format):

@@ -1,13 +1,14 @@
 """Assembling a linking pipeline from a config and a dictionary file (init-linker)."""
 import copy
+import warnings
 from pathlib import Path
-from typing import Dict, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from spacy import util
 from spacy.language import Language
 from thinc.api import Config
 
-from .errors import BioLinkError, Errors
+from .errors import BioLinkError, Errors, Warnings
 from .util import PathLike, atomic_directory
 
 DEFAULT_PIPELINE_CONFIG = """
@@ -105,6 +106,7 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         output_dir = Path(output_dir)
         if output_dir.exists() and any(output_dir.iterdir()) and not force:
             raise BioLinkError(Errors.E403.format(path=output_dir))
+        report_leftover_temp_dirs(output_dir)
     settings = {"paths.dictionary": str(dictionary),
                 "initialize.components.bio_linker.dictionary.format": format}
     if augment:
@@ -153,6 +155,18 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     return nlp
 
 
+def report_leftover_temp_dirs(output_dir: PathLike) -> List[Path]:
+    """Warn about the temp directories that killed runs writing `output_dir` left beside
+    it (atomic_directory's .NAME.*.tmp): they may be large. Not deleted, since another
+    run may be writing one now. Returns them."""
+    output_dir = Path(output_dir)
+    leftovers = sorted(output_dir.parent.glob(f".{output_dir.name}.*.tmp"))
+    if leftovers:
+        warnings.warn(Warnings.W011.format(n=len(leftovers), path=output_dir,
+                                           paths=", ".join(str(p) for p in leftovers)))
+    return leftovers
+
+
 def load_linker_pipeline(path: PathLike) -> Language:
     """spacy.load with an error that says what is wrong with a bad model directory."""
     import spacy
@@ -162,4 +176,21 @@ def load_linker_pipeline(path: PathLike) -> Language:
         raise BioLinkError(Errors.E401.format(path=path, reason="no such directory"))
     if not (path / "config.cfg").is_file():
         raise BioLinkError(Errors.E401.format(path=path, reason="no config.cfg"))
+    check_pipeline_config(path / "config.cfg")
     return spacy.load(path)
+
+
+def check_pipeline_config(config_path: PathLike) -> None:
+    """Refuse a pipeline config whose bio_linker names an architecture that is not one of
+    spacy-biolink's (safe_models.py), with its registered name. spacy.load alone refuses
+    it too, but can only name the layer it built."""
+    from .safe_models import check_model_config
+
+    try:
+        config = util.load_config(config_path, interpolate=False)
+    except Exception:  # a config spaCy cannot read: spacy.load says why
+        return
+    for name, block in config.get("components", {}).items():
+        if isinstance(block, dict) and block.get("factory") == "bio_linker" and "encoder" in block:
+            check_model_config(block["encoder"], role="encoder",
+                               where=f"{config_path} [components.{name}.encoder]")

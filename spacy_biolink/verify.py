@@ -72,7 +72,7 @@ class CandidateVerifier:
         model_config, _, meta = read_encoder_config(path)
         if meta.get("method") != "siamese":
             raise BioLinkError(Errors.E703.format(path=path, method=meta.get("method")))
-        model, meta = load_encoder(path)
+        model, meta = load_encoder(path, role="verifier")
         rule = rule or meta.get("nil_rule", "verifier")
         fitted = meta.get("nil_rules", {}).get(rule, {})
         if threshold is None:
@@ -145,9 +145,13 @@ class CandidateVerifier:
         from spacy import util
         from thinc.api import Config
 
+        from .safe_models import check_model, check_model_config
+
         msg = srsly.msgpack_loads(data)
         model_config = dict(Config().from_str(msg["model_config"], interpolate=False)["model"])
+        check_model_config(model_config, role="verifier", where="bio_linker verifier")
         model = util.registry.resolve({"model": model_config})["model"]
+        check_model(model, role="verifier", where="bio_linker verifier")
         model.from_bytes(msg["model"])
         # Saved before NIL rules existed: the p threshold alone.
         return cls(model, msg["threshold"], msg["mode"], msg["max_tries"], model_config,

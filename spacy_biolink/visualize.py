@@ -8,6 +8,8 @@ joins one id per part ("D001943|D010051": a link each) and NIL (shown, not linke
 Hovering over an id shows the top candidates with their scores.
 """
 from html import escape
+import re
+from string import Formatter
 from typing import Dict, Iterable, List, Mapping, Optional, Union
 from urllib.parse import quote
 
@@ -54,17 +56,22 @@ class KbUrls:
     filled with the whole id, or gets no link when there is no "" entry.
     """
 
-    def __init__(self, template: KbUrlTemplate = DEFAULT_KB_URL_TEMPLATE):
+    def __init__(self, template: KbUrlTemplate = DEFAULT_KB_URL_TEMPLATE, *,
+                 source: str = "kb_url_template"):
+        """source: where the template came from (a pipeline's meta.json, --kb-url-template),
+        named in the error when it is refused."""
         if isinstance(template, str):
             templates = {"": template}
         elif isinstance(template, Mapping):
             templates = dict(template)
         else:
-            raise BioLinkError(Errors.E755.format(value=template, reason="not a string or a dict"))
+            raise BioLinkError(Errors.E755.format(
+                value=template, reason=f"{source} is not a string or a dict"))
         for prefix, url in templates.items():
-            if not isinstance(prefix, str) or not isinstance(url, str) or "{}" not in url:
+            reason = _template_problem(prefix, url)
+            if reason is not None:
                 raise BioLinkError(Errors.E755.format(
-                    value=template, reason=f"the template for prefix {prefix!r} has no {{}}"))
+                    value=template, reason=f"{source}: the template for prefix {prefix!r} {reason}"))
         self.templates = templates
 
     def __call__(self, concept_id: str) -> Optional[str]:
@@ -76,10 +83,36 @@ class KbUrls:
         return None
 
 
-def kb_url_template_of(nlp: Language, default: Optional[KbUrlTemplate] = None) -> KbUrlTemplate:
-    """The pipeline's own template (nlp.meta["biolink"]["kb_url_template"]) when it has one."""
-    template = nlp.meta.get(META_KEY, {}).get(META_TEMPLATE_KEY)
+# The page is opened in a browser: a template from a received model's meta.json must not
+# be able to make a link run script (javascript:, data:) or leave the web (file:).
+_WEB_URL = re.compile(r"https?://[^\s\x00-\x1f\x7f]+\Z", re.IGNORECASE)
+
+
+def _template_problem(prefix, url) -> Optional[str]:
+    """Why a (prefix, URL template) pair cannot be used, or None when it can."""
+    if not isinstance(prefix, str) or not isinstance(url, str):
+        return "is not a string"
+    if not _WEB_URL.match(url):
+        return ("is not an http:// or https:// URL without spaces (other schemes, such as "
+                "javascript: or file:, are never linked)")
+    try:
+        fields = [(name, spec, conv) for _, name, spec, conv in Formatter().parse(url)
+                  if name is not None]
+    except ValueError as err:
+        return f"has stray braces ({err}); write a literal brace as {{{{ or }}}}"
+    if fields != [("", "", None)]:
+        return f"must hold exactly one {{}} with nothing inside (found {len(fields)} field(s))"
+    return None
+
+
+def kb_url_template_of(nlp: Language, default: Optional[KbUrlTemplate] = None,
+                       source: str = "the pipeline's meta.json") -> KbUrlTemplate:
+    """The pipeline's own template (nlp.meta["biolink"]["kb_url_template"]) when it has one,
+    checked: a received pipeline's meta.json may hold anything."""
+    biolink = nlp.meta.get(META_KEY, {})
+    template = biolink.get(META_TEMPLATE_KEY) if isinstance(biolink, Mapping) else None
     if template is not None:
+        KbUrls(template, source=f"{source} {META_KEY}.{META_TEMPLATE_KEY}")
         return template
     return default if default is not None else DEFAULT_KB_URL_TEMPLATE
 

@@ -148,6 +148,12 @@ def train_word_vectors(sentences: Sequence[List[str]], *, algorithm: str = "fast
     """
     if algorithm not in ALGORITHMS:
         raise BioLinkError(Errors.E603.format(value=algorithm, options=", ".join(ALGORITHMS)))
+    # gensim accepts some of these at 0 and gives empty vectors, or hangs (window 0).
+    for option, value in (("dim", dim), ("window", window), ("min-count", min_count),
+                          ("epochs", epochs), ("workers", workers)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise BioLinkError(Errors.E480.format(option=f"--{option}", what="an integer >= 1",
+                                                  value=value))
     from gensim.models import FastText, Word2Vec
 
     sentences = list(sentences)

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from spacy_biolink import load_dictionary
 from spacy_biolink.cli import app
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.visualize import MEDIC_KB_URL_TEMPLATES, KbUrls, render_linked
+from spacy_biolink.visualize import MEDIC_KB_URL_TEMPLATES, MESH_URL, KbUrls, render_linked
 
 from .conftest import TINY_MEDIC, doc_with_ents, make_linker_nlp
 
@@ -55,7 +55,7 @@ def test_prefix_templates_send_each_source_to_its_site(linked_doc):
 
 
 def test_kb_urls_rejects_templates_without_a_slot():
-    assert KbUrls("x/{}")("A B") == "x/A%20B"
+    assert KbUrls("https://x/{}")("A B") == "https://x/A%20B"
     for bad in ("https://example.org/", {"OMIM": "no slot"}, 5):
         with pytest.raises(BioLinkError, match="E755"):
             KbUrls(bad)
@@ -96,3 +96,37 @@ def test_visualize_cli_writes_a_page(tiny_dictionary, tmp_path):
                                  "--output", str(tmp_path / "bad.html"), "--doc", "5"])
     assert result.exit_code == 1 and "E756" in result.output
     assert not (tmp_path / "bad.html").exists()
+
+
+@pytest.mark.parametrize("bad", [
+    "javascript:alert(document.cookie)//{}", "JavaScript:x({})", "data:text/html,{}",
+    "file:///etc/{}", " https://x/{}", {"OMIM": "javascript:alert(1)//{}", "": MESH_URL}])
+def test_kb_urls_link_only_http_and_https(bad):
+    with pytest.raises(BioLinkError, match=r"E755.*http:// or https://"):
+        KbUrls(bad)
+
+
+@pytest.mark.parametrize("bad", ["https://x/{}/{id}", "https://x/{", "https://x/}{}",
+                                 "https://x/{0}", "https://x/{}{}"])
+def test_kb_urls_with_stray_braces_give_an_error_not_a_key_error(bad):
+    with pytest.raises(BioLinkError, match="E755"):
+        KbUrls(bad)
+    assert KbUrls("https://x/{{literal}}/{}")("D1") == "https://x/{literal}/D1"
+
+
+@pytest.mark.parametrize("template", ["javascript:alert(1)//{}", "https://x/{}/{id}"])
+def test_visualize_refuses_a_received_models_bad_template(tiny_dictionary, tmp_path, template):
+    nlp = make_linker_nlp(tiny_dictionary)
+    nlp.meta["biolink"] = {"kb_url_template": template}
+    nlp.to_disk(tmp_path / "model")
+    result = CliRunner().invoke(app, ["visualize", str(tmp_path / "model"), "--text", "NIDDM.",
+                                      "--output", str(tmp_path / "page.html")])
+    assert result.exit_code == 1
+    assert "E755" in result.output and "meta.json" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "page.html").exists()
+    # the same template on the command line is refused before the model is loaded
+    result = CliRunner().invoke(app, ["visualize", str(tmp_path / "missing"), "--text", "NIDDM.",
+                                      "--output", str(tmp_path / "page.html"),
+                                      "--kb-url-template", template])
+    assert result.exit_code == 1 and "E755" in result.output and "--kb-url-template" in result.output

@@ -76,10 +76,19 @@ def read_encoder_normalizer(path: PathLike) -> Dict:
     return dict(config["normalizer"]) if "normalizer" in config else dict(TRAINING_NORMALIZER)
 
 
-def load_encoder(path: PathLike) -> Tuple[Model, Dict]:
-    """The trained thinc Model of a saved encoder, and its meta."""
+def load_encoder(path: PathLike, *, role: str = "encoder") -> Tuple[Model, Dict]:
+    """The trained thinc Model of a saved encoder, and its meta.
+
+    role: "encoder" or "verifier"; the directory may have been sent by someone else, so
+    its encoder.cfg may name only spacy-biolink's architectures for that role (checked
+    before the weights are read, see safe_models.py).
+    """
+    from ..safe_models import check_model, check_model_config
+
     model_config, _, meta = read_encoder_config(path)
+    check_model_config(model_config, role=role, where=str(Path(path) / ENCODER_CFG))
     model = util.registry.resolve({"model": model_config})["model"]
+    check_model(model, role=role, where=str(Path(path) / MODEL_FILE))
     try:
         model.from_bytes((Path(path) / MODEL_FILE).read_bytes())
     except (ValueError, KeyError, OSError) as err:

@@ -66,6 +66,12 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
     rule (where it is, the texts linked, gold ids, and the three best concepts with a
     name of each), for a person to read.
     """
+    ks = list(ks)
+    if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
+        raise BioLinkError(Errors.E481.format(option="ks", value=ks))
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise BioLinkError(Errors.E480.format(option="batch_size", what="an integer >= 1",
+                                              value=batch_size))
     linker = find_linker(nlp)
     if not linker.is_initialized:
         raise BioLinkError(Errors.E101)
