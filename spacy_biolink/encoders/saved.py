@@ -18,7 +18,8 @@ from spacy import util
 from thinc.api import Config, Model
 
 from ..errors import BioLinkError, Errors
-from ..util import PathLike, atomic_file
+from ..files import atomic_file
+from ..util import PathLike
 
 ENCODER_CFG = "encoder.cfg"
 MODEL_FILE = "model"

@@ -29,7 +29,8 @@ from scipy import sparse
 
 from ..dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
-from ..util import PathLike, atomic_file
+from ..files import atomic_file, read_json
+from ..util import PathLike
 
 ROLES = ("train", "validation", "test", "zero_shot")
 TRAIN, VALIDATION, TEST, ZERO_SHOT = range(4)
@@ -83,7 +84,7 @@ class SynonymSplit:
     def from_disk(cls, path: PathLike) -> "SynonymSplit":
         path = Path(path)
         try:
-            data = json.loads(path.read_text(encoding="utf8"))
+            data = read_json(path, "Synonym split", expected="a split.json object", type=dict)
             items = data["items"]
             ids = sorted({item[1] for item in items})
             id_index = {cid: i for i, cid in enumerate(ids)}
