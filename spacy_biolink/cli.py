@@ -367,9 +367,9 @@ def visualize_cli(
     from .pipeline import load_linker_pipeline
     from .visualize import MEDIC_KB_URL_TEMPLATES, kb_url_template_of, render_linked
 
+    check_output_path(output, what="the HTML page", example="linked.html")
     if (input_path is None) == (text is None):
         raise BioLinkError(Errors.E757.format(got="both" if text is not None else "neither"))
-    check_output_path(output, what="the HTML page", example="linked.html")
     if input_path is not None:
         documents = list(read_input_documents(input_path))
         if doc is not None:
@@ -486,11 +486,11 @@ def eval_relatedness_cli(
     from .evaluation.relatedness import evaluate_relatedness
     from .evaluation.synonym_retrieval import encoder_for_evaluation
 
+    if output is not None:
+        check_output_path(output, what="the metrics")
     if encoder in ("sgw-cca", "tfidf"):
         raise BioLinkError(Errors.E631.format(value=encoder, command="eval-relatedness",
                                               options="sgw"))
-    if output is not None:
-        check_output_path(output, what="the metrics")
     encode, covered, described = encoder_for_evaluation(encoder, vectors_path=vectors)
     scores = evaluate_relatedness(encode, data_dir, covered=covered)
     msg.table([(name, "-" if s["spearman"] is None else f"{s['spearman']:.4f}",

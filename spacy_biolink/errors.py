@@ -60,6 +60,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E024 = ("Writing {path} failed: {reason}. Nothing was written (the old {path} is "
             "unchanged, if there was one); free some space or fix the permissions and run "
             "again.")
+    E025 = ("Cannot read the DocBin {path}: {reason}. Pass a .spacy file written by `python "
+            "-m spacy_biolink convert` (or spaCy's DocBin.to_disk).")
 
     # Component
     E101 = ("bio_linker has no dictionary yet. Call nlp.initialize() with "
