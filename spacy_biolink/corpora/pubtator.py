@@ -11,7 +11,7 @@ from typing import Iterator, List, Optional, Set
 
 from ..errors import BioLinkError, Errors, Warnings
 from ..ids import split_gold_ids
-from ..files import find_control_character, iter_lines
+from ..files import iter_lines
 from ..util import PathLike
 
 
@@ -53,14 +53,9 @@ def read_pubtator(path: PathLike, *, types: Optional[Set[str]] = None,
     doc: Optional[PubTatorDocument] = None
     n_mismatched = 0
     first_mismatch = None
-    for line_no, line in iter_lines(path, "PubTator corpus"):
-        # A control character would end up in a mention, a type or an id; a "\r"
-        # inside a line (a file edited on an old Mac) would shift every offset.
-        found = find_control_character(line, allow="\t")
-        if found is not None:
-            raise BioLinkError(Errors.E301.format(
-                path=path, line=line_no, text=line[:200],
-                reason=f"control character {found[1]} at column {found[0]}"))
+    # A control character would end up in a mention, a type or an id; a "\r" inside a
+    # line (a file edited on an old Mac) would shift every offset: both are errors.
+    for line_no, line in iter_lines(path, "PubTator corpus", control_allowed="\t"):
         if not line.strip():
             if doc is not None:
                 n_mismatched += _finish(doc)
