@@ -18,9 +18,11 @@ import contextlib
 import functools
 import gzip
 import json
+import logging
 import os
-import shutil
 import re
+import shutil
+import socket
 import tempfile
 import zlib
 from pathlib import Path
@@ -29,6 +31,7 @@ from typing import IO, Any, Iterator, Optional, Tuple, Union
 from .errors import BioLinkError, Errors
 
 PathLike = Union[str, Path]
+logger = logging.getLogger(__name__)
 
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = "\ufeff"
@@ -370,6 +373,45 @@ def check_output_path(path: PathLike, *, kind: str = "file", what: str = "the ou
     return path
 
 
+def _temp_prefix(target: Path) -> str:
+    """`.NAME.HOST-PID.`: who wrote a temporary file, so that a later run can tell the
+    leftovers of a killed run (a dead PID on this host) from a run still writing."""
+    host = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())
+    return f".{target.name}.{host}-{os.getpid()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: another user's live process
+        return True
+    return True
+
+
+def _clean_leftovers(target: Path) -> None:
+    """Remove what killed runs left beside `target` (their temporary files), and put back
+    the old `target` if a run was killed between moving it aside and moving in the new
+    one. Leftovers of live processes and of other hosts are left alone."""
+    host = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.{re.escape(host)}-(\d+)\.[^.]+\.tmp")
+    with contextlib.suppress(OSError):
+        for path in target.parent.iterdir():
+            found = pattern.fullmatch(path.name)
+            if found and not _alive(int(found.group(1))):
+                logger.warning("Removing %s, left by an interrupted run", path)
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink()
+    backup = target.with_name(f".{target.name}.old")
+    if backup.is_dir() and not target.exists():
+        logger.warning("Restoring %s from %s, moved aside by an interrupted run", target, backup)
+        with contextlib.suppress(OSError):
+            os.replace(backup, target)
+
+
 def _make_parent(target: Path) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -393,8 +435,9 @@ def atomic_directory(target: PathLike, *, force: bool = False) -> Iterator[Path]
     if target.exists() and not target.is_dir():
         raise BioLinkError(Errors.E022.format(path=target, what="this output"))
     _make_parent(target)
+    _clean_leftovers(target)
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent))
     except OSError as err:
         raise BioLinkError(Errors.E020.format(path=target, reason=err.strerror or err,
                                               where=target.parent)) from None
@@ -430,8 +473,9 @@ def atomic_file(target: PathLike, mode: str = "w") -> Iterator[IO]:
         raise BioLinkError(Errors.E021.format(path=target, what="this output",
                                               example=target.name or "out"))
     _make_parent(target)
+    _clean_leftovers(target)
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+        fd, tmp_name = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp",
                                         dir=target.parent)
     except OSError as err:
         raise BioLinkError(Errors.E020.format(path=target, reason=err.strerror or err,

@@ -295,3 +295,37 @@ def test_report_rejects_a_foreign_json(tmp_path):
     metrics.write_text('{"lenient": {"acc@1": "high"}}')
     result = invoke("report", f"a={metrics}", "--output", tmp_path / "r.md")
     assert result.exit_code == 1 and "E462" in result.output
+
+
+def test_leftovers_of_killed_runs_are_cleaned(tmp_path):
+    import subprocess
+    import sys
+
+    from spacy_biolink.files import _temp_prefix
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    target = tmp_path / "model"
+    mine = _temp_prefix(target)  # .model.HOST-PID.
+    stale = tmp_path / (mine.replace(f"-{os.getpid()}.", f"-{dead.pid}.") + "abcd1234.tmp")
+    stale.mkdir()
+    (stale / "half_written").write_text("x")
+    live = tmp_path / (mine + "live0000.tmp")  # this process: still writing
+    live.mkdir()
+    other = tmp_path / ".model.otherhost-1.abcd1234.tmp"  # another host: cannot tell
+    other.mkdir()
+    with atomic_directory(target) as tmp:
+        (tmp / "a.txt").write_text("new")
+    assert not stale.exists() and live.is_dir() and other.is_dir()
+    assert (target / "a.txt").read_text() == "new"
+
+
+def test_a_run_killed_between_the_two_renames_leaves_the_old_output(tmp_path):
+    target = tmp_path / "model"
+    backup = tmp_path / ".model.old"  # atomic_directory had moved the old one aside
+    backup.mkdir()
+    (backup / "a.txt").write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_directory(target):
+            raise RuntimeError
+    assert (target / "a.txt").read_text() == "old" and not backup.exists()
