@@ -3,9 +3,9 @@
 Reading (every reader and command goes through here):
 - gzip is recognised by its magic bytes, not by the name; a file named .gz that is not
   gzip, and a truncated or corrupt .gz, are errors that name the file.
-- text is UTF-8, decoded line by line so that a bad byte is reported as path:line with
-  what to do; a byte-order mark at the start of a line is dropped (it is never part of
-  an id or a name).
+- text is UTF-8, and a bad byte is reported as path:line with what to do; a byte-order
+  mark at the start of a line is dropped (it is never part of an id or a name); readers
+  can have control characters rejected with path:line (iter_lines' control_allowed).
 - a missing file, a directory where a file is expected, or an unreadable file are
   errors that name the path, never a raw OSError.
 Lines are streamed: a dictionary of 10M lines is never held whole.
@@ -120,25 +120,23 @@ def iter_lines(path: PathLike, what: str = "Input file", *,
     line_no = 0
     with open_binary(path, what) as stream:
         try:
-            pending = b""
-            first = True
+            pending: list = []  # the start of a line whose end is not read yet
             while True:
                 block = stream.read(_BLOCK_SIZE)
                 if block:
-                    data = pending + block
-                    cut = data.rfind(b"\n") + 1
-                    if not cut:  # no line end yet: a long line, read on
-                        pending = data
+                    cut = block.rfind(b"\n") + 1
+                    if not cut:  # a long line: read on (joined once, not copied per block)
+                        pending.append(block)
                         continue
-                    data, pending = data[:cut], data[cut:]
+                    data = b"".join(pending + [block[:cut]])
+                    pending = [block[cut:]]
                 else:
-                    data, pending = pending, b""
+                    data, pending = b"".join(pending), []
                     if not data:
                         break
                 text = _decode_block(path, line_no, data)
-                if first and text.startswith(BOM):
+                if text.startswith(BOM):  # every block starts a line
                     text = text[1:]
-                first = False
                 if "\r" in text:
                     text = text.replace("\r\n", "\n")
                 if "\n" + BOM in text:

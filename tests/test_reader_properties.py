@@ -167,3 +167,23 @@ def test_pubtator_reader_on_well_formed_files(workdir, docs, compress, bom):
         assert clean(doc.pmid)
         for mention in doc.mentions:
             assert all(clean(v) for v in (mention.text, mention.type, mention.raw_ids))
+
+
+@SETTINGS
+@given(text=st.text(st.sampled_from(["a", "\n", "\r", "\ufeff", "\xe9", "\u20ac", "\U0001f600"])
+                   | st.characters(blacklist_categories=("Cs",)), max_size=60),
+       block_size=st.integers(1, 9), compress=st.booleans())
+def test_lines_do_not_depend_on_the_block_size(workdir, text, block_size, compress):
+    """iter_lines reads blocks: a line, a "\\r\\n" or a multi-byte character cut between two
+    blocks reads as if the file were read whole."""
+    from unittest import mock
+
+    from spacy_biolink import files
+
+    expected = text.replace("\r\n", "\n").split("\n") if text else []
+    if text.replace("\r\n", "\n").endswith("\n"):
+        expected.pop()
+    expected = [line[1:] if line.startswith("\ufeff") else line for line in expected]
+    path = write(workdir, "blocks.txt", text.encode("utf8"), compress)
+    with mock.patch.object(files, "_BLOCK_SIZE", block_size):
+        assert [line for _, line in files.iter_lines(path)] == expected
