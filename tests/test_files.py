@@ -329,3 +329,15 @@ def test_a_run_killed_between_the_two_renames_leaves_the_old_output(tmp_path):
         with atomic_directory(target):
             raise RuntimeError
     assert (target / "a.txt").read_text() == "old" and not backup.exists()
+
+
+def test_unreadable_input_and_unwritable_output_as_any_user(tmp_path, monkeypatch):
+    """Permission errors, also where the tests run as root (who may read and write
+    anything): os.access is what files.py asks."""
+    path = tmp_path / "medic.txt"
+    path.write_text(TINY_MEDIC)
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)
+    with pytest.raises(BioLinkError, match=r"E012.*medic.txt: permission denied"):
+        load_dictionary(path)
+    with pytest.raises(BioLinkError, match=r"E020.*permission denied.*make .* writable"):
+        check_output_path(tmp_path / "out.json")
