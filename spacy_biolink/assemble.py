@@ -5,14 +5,14 @@ The two are trained apart (`spacy train configs/ner.cfg`, `init-linker`), and jo
 by sourcing the linker, weights, dictionary and index, into the NER pipeline.
 """
 import logging
-from pathlib import Path
 
 from spacy.language import Language
 
 from .errors import BioLinkError, Errors
+from .files import atomic_directory, check_output_path
 from .link_files import entity_setting_pipes
 from .pipeline import load_linker_pipeline, report_leftover_temp_dirs
-from .util import PathLike, atomic_directory
+from .util import PathLike
 
 logger = logging.getLogger(__name__)
 
@@ -26,9 +26,8 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     The output appears complete or not at all; an existing non-empty OUTPUT_DIR is only
     replaced with force=True. A bio_linker already in the NER pipeline is replaced.
     """
-    output_dir = Path(output_dir)
-    if output_dir.exists() and any(output_dir.iterdir()) and not force:
-        raise BioLinkError(Errors.E403.format(path=output_dir))
+    output_dir = check_output_path(output_dir, kind="dir", what="the joined pipeline",
+                                   force=force)
     report_leftover_temp_dirs(output_dir)
     nlp = load_linker_pipeline(ner_dir)
     if not entity_setting_pipes(nlp):

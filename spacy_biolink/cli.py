@@ -8,7 +8,7 @@ import typer
 from wasabi import msg
 
 from .errors import BioLinkError, Errors
-from .util import atomic_file
+from .files import atomic_file, check_output_path
 
 app = typer.Typer(name="spacy_biolink", add_completion=False, no_args_is_help=True,
                   pretty_exceptions_enable=False,
@@ -19,22 +19,33 @@ def _fail_cleanly(func):
     """Show a BioLinkError as one readable line and exit 1, instead of a traceback."""
     import functools
 
+    from confection import ConfigValidationError
+
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
         except BioLinkError as err:
             msg.fail(str(err), exits=1)
+        except ConfigValidationError as err:
+            # spaCy's own message already lists the setting and what is wrong with it
+            msg.fail("The config is not valid:", str(err).strip(), exits=1)
 
     return wrapper
 
 
 def _corpus_filters(types: Optional[str], pmids: Optional[Path]):
     """--types "A,B" and --pmids FILE (one PMID a line) as sets; None where not given."""
+    from .files import check_no_control_characters, iter_lines
+
     type_set = {t.strip() for t in types.split(",") if t.strip()} if types else None
     pmid_set = None
     if pmids is not None:
-        pmid_set = {line.strip() for line in pmids.read_text(encoding="utf8").splitlines() if line.strip()}
+        pmid_set = set()
+        for line_no, line in iter_lines(pmids, "--pmids file"):
+            check_no_control_characters(pmids, line_no, line.strip(), "a PMID")
+            if line.strip():
+                pmid_set.add(line.strip())
     return type_set, pmid_set
 
 
@@ -120,12 +131,24 @@ def evaluate_cli(
     from .pipeline import load_linker_pipeline
 
     k_values = _parse_ks(ks)
-    nlp = load_linker_pipeline(model_dir)
+    for path, what in ((output, "the metrics"), (errors, "the wrong mentions")):
+        if path is not None:
+            check_output_path(path, what=what)
     type_set, pmid_set = _corpus_filters(types, pmids)
+    nlp = load_linker_pipeline(model_dir)
     wrong: Optional[List[Dict]] = [] if errors is not None else None
     result = evaluate_gold_mentions(nlp, corpus, types=type_set, pmids=pmid_set, ks=k_values,
                                     progress=True, errors=wrong)
     result["model"] = str(model_dir)
+    if not result["n_evaluated"]:
+        # acc@1 0.0 would read as a linker that is always wrong
+        why = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in
+                        result.get("skipped", {}).items() if n) or "no mention at all"
+        filters = [f"--types {types}"] * bool(types) + [f"--pmids {pmids}"] * bool(pmids)
+        if filters:
+            why += " after " + " and ".join(filters)
+        raise BioLinkError(Errors.E461.format(corpus=corpus, why=why,
+                                              n_mentions=result.get("n_mentions", 0)))
     print(format_table(result))
     if errors is not None:
         with atomic_file(errors) as fileh:
@@ -149,6 +172,8 @@ def evaluate_end_to_end_cli(
     from .evaluation import evaluate_end_to_end, format_end_to_end_table
     from .pipeline import load_linker_pipeline
 
+    if output is not None:
+        check_output_path(output, what="the metrics")
     result = evaluate_end_to_end(load_linker_pipeline(model_dir), gold)
     result["model"] = str(model_dir)
     print(format_end_to_end_table(result))
@@ -167,24 +192,31 @@ def report_cli(
     plot: Optional[Path] = typer.Option(None, "--plot", help="acc@k plot (PNG) to write"),
 ):
     """One Markdown table comparing linkers, printed and written; optionally an acc@k plot."""
-    from .evaluation.report import comparison_table, plot_acc_at_k
+    from .evaluation.report import check_metrics, comparison_table, plot_acc_at_k
+    from .files import read_json
 
-    def read(pairs: List[str]):
+    check_output_path(output, what="the table", example="comparison.md")
+    if plot is not None:
+        check_output_path(plot, what="the plot", example="acc_at_k.png")
+
+    def read(pairs: List[str], command: str):
         out = {}
         for pair in pairs:
             name, sep, path = pair.partition("=")
-            if not sep or not Path(path).is_file():
+            if not sep or not Path(path).exists():
                 raise BioLinkError(Errors.E404.format(pair=pair))
-            out[name] = json.loads(Path(path).read_text(encoding="utf8"))
+            out[name] = check_metrics(read_json(path, "Metrics file", expected=f"the metrics "
+                                                f"object written by `{command}`", type=dict),
+                                      path, command)
         return out
 
-    table = comparison_table(read(metrics), read(end_to_end))
+    table = comparison_table(read(metrics, "evaluate"), read(end_to_end, "evaluate-e2e"))
     print(table)
     with atomic_file(output) as fileh:
         fileh.write(table + "\n")
     msg.good(f"Wrote {output}")
     if plot is not None:
-        if plot_acc_at_k(read(metrics), plot) is None:
+        if plot_acc_at_k(read(metrics, "evaluate"), plot) is None:
             msg.warn("matplotlib is not installed: no plot (pip install matplotlib)")
         else:
             msg.good(f"Wrote {plot}")
@@ -196,12 +228,12 @@ def convert_cli(
     input_path: Path = typer.Argument(..., help="PubTator corpus (.gz ok)"),
     output_path: Path = typer.Argument(..., help="DocBin to write (.spacy)"),
     types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
-    pmids: Optional[Path] = typer.Option(None, "--pmids", exists=True, dir_okay=False,
-                                         help="File of PMIDs to keep, one a line"),
+    pmids: Optional[Path] = typer.Option(None, "--pmids", help="File of PMIDs to keep, one a line"),
 ):
     """Convert a PubTator corpus to a spaCy DocBin for `spacy train` and end-to-end evaluation."""
     from .corpora import convert_pubtator
 
+    check_output_path(output_path, what="the DocBin", example="train.spacy")
     type_set, pmid_set = _corpus_filters(types, pmids)
     stats = convert_pubtator(input_path, output_path, types=type_set, pmids=pmid_set)
     msg.good(f"Wrote {output_path}")
@@ -228,6 +260,7 @@ def train_vectors_cli(
     min_count: int = typer.Option(1, "--min-count"),
     epochs: int = typer.Option(10, "--epochs"),
     seed: int = typer.Option(0, "--seed"),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
 ):
     """Train word vectors (gensim, skip-gram) on corpora and dictionary names."""
     import time
@@ -235,6 +268,7 @@ def train_vectors_cli(
     from .readers import load_dictionary
     from .wordvectors import corpus_sentences, tokenize, train_word_vectors
 
+    check_output_path(output_dir, kind="dir", what="the word vectors", force=force)
     started = time.perf_counter()
     names = list(load_dictionary(dictionary).names) if dictionary is not None else []
     sentences = list(corpus_sentences(corpus, names))
@@ -259,12 +293,27 @@ def train_cli(
     config_path: Path = typer.Argument(..., help="Training config (configs/*.cfg)"),
     output: Path = typer.Option(..., "--output", "-o", help="Directory for the trained encoder"),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUTPUT's last checkpoint"),
+    force: bool = typer.Option(False, "--force", help="Train into a non-empty OUTPUT: its "
+                               "contents are deleted when training starts"),
 ):
     """Train a name encoder from a config; settings can be overridden as in `spacy train`
     (--paths.dictionary FILE --paths.train FILE --training.max_epochs 3 ...)."""
+    import shutil
+
     from spacy.cli._util import parse_config_overrides
 
     from .training import train_from_config
+
+    # The trainers write checkpoints into OUTPUT as they go (for --resume), so it cannot
+    # be swapped in at the end like init-linker's: an existing one is refused, or with
+    # --force emptied.
+    check_output_path(output, kind="dir", what="the trained encoder", force=force or resume)
+    if force and not resume and output.is_dir():
+        for child in output.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
 
     meta = train_from_config(config_path, output, overrides=parse_config_overrides(ctx.args),
                              resume=resume)
@@ -379,6 +428,7 @@ def visualize_cli(
     from .pipeline import load_linker_pipeline
     from .visualize import MEDIC_KB_URL_TEMPLATES, kb_url_template_of, render_linked
 
+    check_output_path(output, what="the HTML page", example="linked.html")
     if (input_path is None) == (text is None):
         raise BioLinkError(Errors.E757.format(got="both" if text is not None else "neither"))
     _check_at_least("--limit", limit, 1)
@@ -462,6 +512,9 @@ def eval_synonyms_cli(
     _check_at_least("--test-rounds", test_rounds, 1)
     _check_at_least("--validation-rounds", validation_rounds, 0)
     _check_at_least("--train-queries", train_queries, 0)
+    for path, what in ((output, "the metrics"), (save_split, "the split")):
+        if path is not None:
+            check_output_path(path, what=what)
     started = time.perf_counter()
     synonym_split = resolve_split(load_dictionary(dictionary), encoder=encoder, split_path=split,
                                   seed=seed, zero_shot_concepts=zero_shot_concepts,
@@ -499,6 +552,8 @@ def eval_relatedness_cli(
     from .evaluation.relatedness import evaluate_relatedness
     from .evaluation.synonym_retrieval import encoder_for_evaluation
 
+    if output is not None:
+        check_output_path(output, what="the metrics")
     if encoder in ("sgw-cca", "tfidf"):
         raise BioLinkError(Errors.E631.format(value=encoder, command="eval-relatedness",
                                               options="sgw"))
@@ -524,8 +579,9 @@ def score_pairs_cli(
     """Probability that each pair of names are synonyms (for dictionary curation)."""
     from .verify import CandidateVerifier, read_pair_file, write_scored_pairs
 
-    verifier = CandidateVerifier.from_trained(verifier_dir)
+    check_output_path(output, what="the scored pairs", example="scored.tsv")
     pairs, _ = read_pair_file(pairs_path)
+    verifier = CandidateVerifier.from_trained(verifier_dir)
     probs = verifier.score_pairs(pairs)
     write_scored_pairs(output, pairs, probs)
     msg.good(f"Scored {len(pairs)} pairs into {output} ({int((probs >= verifier.threshold).sum())} "
@@ -543,6 +599,9 @@ def eval_pairs_cli(
     """Precision, recall, F1 and AUC of a verifier on the pairs of its held-out concepts."""
     from .evaluation.pair_scores import evaluate_saved_verifier
     from .readers import load_dictionary
+
+    if output is not None:
+        check_output_path(output, what="the metrics")
 
     result = evaluate_saved_verifier(verifier_dir, load_dictionary(dictionary))
     rows = []

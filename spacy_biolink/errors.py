@@ -29,6 +29,40 @@ class Errors(metaclass=ErrorsWithCodes):
     E005 = ("The dictionary {source} is empty: it holds no concept with a name. A linker "
             "needs at least one named concept; check the file and its --format.")
 
+    # Reading and writing user files (spacy_biolink/files.py)
+    E010 = ("{what} not found: {path}. Check the path; a relative path is taken from the "
+            "current directory.")
+    E011 = ("{path} is a directory, but {what} must be a file. Pass the file itself (e.g. "
+            "{path}/NAME).")
+    E012 = ("Cannot read {path}: {reason}. Check that it is a readable file (`ls -l {path}`).")
+    E013 = ("{path}:{line}: not UTF-8 text (byte 0x{byte:02x} at column {column}). Re-save the "
+            "file as UTF-8; a Latin-1 file converts with `iconv -f latin1 -t utf8 {path} > "
+            "{path}.utf8`.")
+    E014 = ("{path} is named .gz but is not gzip-compressed (it starts with {start!r}). Rename "
+            "it without the .gz, or compress it with `gzip`.")
+    E015 = ("{path}: the gzip data is truncated or corrupt ({reason}){where}. Download or "
+            "compress the file again; `gzip -t {path}` checks one.")
+    E016 = ("{path}:{line}: control character {char} at column {column} in {what}. A control "
+            "character (or a byte-order mark) cannot be part of a name or an id: remove it, "
+            "e.g. with `tr -d '\\000-\\010\\013-\\037'`.")
+    E017 = ("{path}:{line}:{column}: not valid JSON ({reason}). Fix the file: it should hold "
+            "{expected}.")
+    E018 = ("{path} holds a JSON {found}, but {expected} is expected here.")
+    E019 = ("Cannot read the config {path}: {reason}. Pass a .cfg file (see configs/ for "
+            "examples).")
+    E020 = ("Cannot write {path}: {reason}. Choose another location, or make {where} writable.")
+    E021 = ("{path} is a directory, but {what} is written to a file. Give a file path "
+            "(e.g. {path}/{example}).")
+    E022 = ("{path} is a file, but {what} is written to a directory. Give a directory path, "
+            "or remove the file.")
+    E023 = ("Cannot write {path}: {parent} is a file, not a directory. Choose another "
+            "location.")
+    E024 = ("Writing {path} failed: {reason}. Nothing was written (the old {path} is "
+            "unchanged, if there was one); free some space or fix the permissions and run "
+            "again.")
+    E025 = ("Cannot read the DocBin {path}: {reason}. Pass a .spacy file written by `python "
+            "-m spacy_biolink convert` (or spaCy's DocBin.to_disk).")
+
     # Component
     E101 = ("bio_linker has no dictionary yet. Call nlp.initialize() with "
             "[initialize.components.bio_linker.dictionary] set (e.g. "
@@ -123,6 +157,13 @@ class Errors(metaclass=ErrorsWithCodes):
     E480 = ("{option} must be {what}, got {value!r}. Nothing was done.")
     E481 = ("{option} {value!r}: give comma-separated integers >= 1 (the k of acc@k), e.g. "
             "1,5,10.")
+    E460 = ("Unknown setting {key!r}: {section} has no {name!r}.{hint} Its settings are: "
+            "{valid}.")
+    E461 = ("Nothing to score in {corpus}: none of its {n_mentions} mention(s) can be "
+            "evaluated ({why}). Check --types and --pmids, and that the corpus ids are ids "
+            "of the pipeline's dictionary.")
+    E462 = ("{path} is not a metrics JSON of `{command}`: {reason}. Pass the --output of "
+            "`python -m spacy_biolink {command}`.")
     # Trained encoders and training
     E501 = ("Not a trained encoder directory: {path} ({reason}). Pass the --output directory "
             "of `python -m spacy_biolink train`, which holds encoder.cfg and model.")

@@ -32,7 +32,8 @@ from spacy.tokens import Doc, Span
 
 from .errors import BioLinkError, Errors, Warnings
 from .extensions import KB_PARTS_KEY, install_extensions
-from .util import PathLike, atomic_file, open_text
+from .files import atomic_file, check_input_file, check_output_path, iter_lines
+from .util import PathLike
 
 logger = logging.getLogger(__name__)
 
@@ -80,18 +81,19 @@ def read_input_documents(path: PathLike, *, format: Optional[str] = None
                          ) -> Iterator[InputDocument]:
     """The documents of a .txt or .jsonl file, checked line by line (see the module doc)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise BioLinkError(Errors.E750.format(path=path))
+    check_input_file(path, "Input file")
     fmt = input_format(path, format)
-    with open_text(path) as fileh:
-        for line_no, line in enumerate(fileh, start=1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            if fmt == "txt":
-                yield InputDocument(text=line, line=line_no)
-            else:
-                yield _parse_json_line(path, line_no, line)
+    # Control characters are kept: they are text to link (a form feed between pages),
+    # and spaCy tokenizes them as whitespace.
+    for line_no, line in iter_lines(path, "Input file"):
+        if not line.strip():
+            continue
+        if fmt == "txt":
+            yield InputDocument(text=line, line=line_no)
+        else:
+            yield _parse_json_line(path, line_no, line)
 
 
 def _parse_json_line(path: Path, line_no: int, line: str) -> InputDocument:
@@ -233,6 +235,8 @@ def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path:
         input has been checked). An `output_path` ending in .gz is gzipped.
     """
     check_pipe_settings(batch_size, n_process)
+    check_output_path(output_path, what="the linked documents (JSONL)",
+                      example="linked.jsonl")
     n_documents = 0
     given_entities = 0
     for document in read_input_documents(input_path, format=format):

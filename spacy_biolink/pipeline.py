@@ -9,7 +9,8 @@ from spacy.language import Language
 from thinc.api import Config
 
 from .errors import BioLinkError, Errors, Warnings
-from .util import PathLike, atomic_directory
+from .files import atomic_directory, check_output_path, clean_leftovers
+from .util import PathLike
 
 DEFAULT_PIPELINE_CONFIG = """
 [paths]
@@ -47,17 +48,24 @@ format = null
 
 
 def load_pipeline_config(config_path: Optional[PathLike] = None,
-                         overrides: Optional[Dict] = None) -> Config:
+                         overrides: Optional[Dict] = None, *,
+                         user_overrides: Optional[Dict] = None) -> Config:
     """The pipeline config, filled with every component default, then overridden.
 
     Filling first lets dotted overrides reach settings the file leaves to the factory
-    defaults (e.g. components.bio_linker.encoder.analyzer with the default config).
+    defaults (e.g. components.bio_linker.encoder.analyzer with the default config), and
+    lets `user_overrides` (the command line's) be checked: a key the filled config does
+    not have is a misspelling (E460), not a new setting.
     """
+    from .config_overrides import check_overrides
+    from .files import read_config
+
     if config_path is None:
         config = Config().from_str(DEFAULT_PIPELINE_CONFIG, interpolate=False)
     else:
-        config = util.load_config(config_path, interpolate=False)
+        config = read_config(config_path, interpolate=False)
     filled = util.load_model_from_config(config, auto_fill=True, validate=False).config
+    check_overrides(user_overrides or {}, filled)
     return Config().from_str(filled.to_str(), overrides=overrides or {}, interpolate=False)
 
 
@@ -103,9 +111,8 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     renamed into place.
     """
     if output_dir is not None:
-        output_dir = Path(output_dir)
-        if output_dir.exists() and any(output_dir.iterdir()) and not force:
-            raise BioLinkError(Errors.E403.format(path=output_dir))
+        output_dir = check_output_path(output_dir, kind="dir", what="the pipeline",
+                                       force=force)
         report_leftover_temp_dirs(output_dir)
     settings = {"paths.dictionary": str(dictionary),
                 "initialize.components.bio_linker.dictionary.format": format}
@@ -117,7 +124,9 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     # Index overrides are applied by _index_block, over the encoder's index block where
     # it brings one: they may name sections the config lacks (index.dense.kind).
     settings = {key: value for key, value in settings.items() if not key.startswith(INDEX_PREFIX)}
-    config = load_pipeline_config(config_path, settings)
+    config = load_pipeline_config(
+        config_path, settings,
+        user_overrides={k: v for k, v in (overrides or {}).items() if not k.startswith(INDEX_PREFIX)})
     linker = config["components"]["bio_linker"]
     index_config = linker["index"]
     if encoder is not None:
@@ -156,10 +165,12 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
 
 
 def report_leftover_temp_dirs(output_dir: PathLike) -> List[Path]:
-    """Warn about the temp directories that killed runs writing `output_dir` left beside
-    it (atomic_directory's .NAME.*.tmp): they may be large. Not deleted, since another
-    run may be writing one now. Returns them."""
+    """Remove what killed runs of this host left beside `output_dir`, then warn about
+    the temp directories that remain (atomic_directory's .NAME.*.tmp, of live runs, other
+    hosts or older versions): they may be large. Those are not deleted, since another run
+    may be writing one now. Returns them."""
     output_dir = Path(output_dir)
+    clean_leftovers(output_dir)
     leftovers = sorted(output_dir.parent.glob(f".{output_dir.name}.*.tmp"))
     if leftovers:
         warnings.warn(Warnings.W011.format(n=len(leftovers), path=output_dir,

@@ -1,66 +1,11 @@
-"""Small I/O helpers shared by readers, the CLI and serialization."""
-import contextlib
-import gzip
-import io
-import os
-import shutil
-import tempfile
+"""Small I/O helpers shared by readers, the CLI and serialization.
+
+Opening user files and writing outputs live in files.py; the names below are kept so
+that `from spacy_biolink.util import open_text, atomic_file, ...` keeps working.
+"""
 from pathlib import Path
-from typing import IO, Iterator, Union
 
-PathLike = Union[str, Path]
-
-
-def open_text(path: PathLike) -> IO[str]:
-    """Open a UTF-8 text file, gunzipping transparently when it ends in .gz."""
-    path = Path(path)
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf8", newline="")
-    return open(path, encoding="utf8", newline="")
-
-
-@contextlib.contextmanager
-def atomic_directory(target: PathLike, *, force: bool = False) -> Iterator[Path]:
-    """Yield a temporary directory beside `target` and move it into place on success.
-
-    A crash or an exception while writing leaves `target` as it was, never half-written.
-    """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        yield tmp
-        if target.exists():
-            if not force and any(target.iterdir()):
-                raise FileExistsError(target)
-            backup = target.with_name(f".{target.name}.old")
-            shutil.rmtree(backup, ignore_errors=True)
-            os.replace(target, backup)
-            os.replace(tmp, target)
-            shutil.rmtree(backup, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-@contextlib.contextmanager
-def atomic_file(target: PathLike, mode: str = "w") -> Iterator[IO]:
-    """Write to a temporary file beside `target`, renamed over it only on success."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        encoding = None if "b" in mode else "utf8"
-        with open(tmp_name, mode, encoding=encoding) as fileh:
-            yield fileh
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
+from .files import PathLike, atomic_directory, atomic_file, open_text  # noqa: F401
 
 
 def write_arrays(path: PathLike, arrays: dict, meta: dict) -> None:

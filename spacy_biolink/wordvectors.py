@@ -18,7 +18,8 @@ from thinc.model import deserialize_attr, serialize_attr
 from thinc.api import Model
 
 from .errors import BioLinkError, Errors
-from .util import PathLike, atomic_directory
+from .files import atomic_directory, read_text
+from .util import PathLike
 
 ALGORITHMS = ("fasttext", "word2vec")
 _TOKEN = re.compile(r"[^\W_]+")
@@ -102,7 +103,7 @@ class WordVectors:
         for name in (WORDS_FILE, VECTORS_FILE):
             if not (path / name).is_file():
                 raise BioLinkError(Errors.E601.format(path=path, name=name))
-        words = (path / WORDS_FILE).read_text(encoding="utf8").split("\n")[:-1]
+        words = read_text(path / WORDS_FILE, "Word list").split("\n")[:-1]
         vectors = numpy.load(path / VECTORS_FILE, allow_pickle=False)
         if len(words) != len(vectors):
             raise BioLinkError(Errors.E602.format(path=path, words=len(words), rows=len(vectors)))

@@ -53,10 +53,12 @@ def test_init_linker_then_evaluate(files, tmp_path):
     assert metrics["acc@1"] == 1.0 and metrics["acc@5"] == 1.0
     assert "acc@1" in result.stdout
 
+    # Nothing to score is an error, not acc@1 0.0 (issue 19)
     (tmp_path / "pmids.txt").write_text("2\n")
-    run_cli("evaluate", tmp_path / "model", corpus, "--pmids", tmp_path / "pmids.txt",
-            "--types", "Modifier", "--output", tmp_path / "none.json")
-    assert json.loads((tmp_path / "none.json").read_text())["n_evaluated"] == 0
+    none = run_cli("evaluate", tmp_path / "model", corpus, "--pmids", tmp_path / "pmids.txt",
+                   "--types", "Modifier", "--output", tmp_path / "none.json", check=False)
+    assert none.returncode == 1 and "E461" in none.stdout and "Traceback" not in none.stderr
+    assert not (tmp_path / "none.json").exists()
     run_cli("evaluate", tmp_path / "model", corpus, "--types", "Modifier", "--output", tmp_path / "mod.json")
     assert json.loads((tmp_path / "mod.json").read_text())["n_evaluated"] == 1
 

@@ -125,6 +125,15 @@ def test_eval_synonyms_cli_writes_metrics_and_split(dictionary, vectors_dir, tmp
     assert bad.exit_code == 1 and "E631" in bad.output
 
 
+def test_eval_synonyms_with_the_sparse_tfidf_baseline(dictionary, tmp_path):
+    """TF-IDF rows are a scipy sparse matrix, whose len() raises (found by issue 19's probe)."""
+    result = CliRunner().invoke(app, [
+        "eval-synonyms", "tfidf", "--dictionary", str(tmp_path / "dict.txt"), "--output",
+        str(tmp_path / "m.json"), "--zero-shot-concepts", "2"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "m.json").read_text())["test"]["queries"] > 0
+
+
 UMNSRS = """\
 "Mean","Stdev","Term1","Term2","CUI1","CUI2"
 1500,10,"Alpha disease","alpha syndrome","C1","C2"

@@ -31,7 +31,8 @@ from spacy.util import filter_spans
 
 from ..errors import BioLinkError, Errors
 from ..ids import normalize_medic_id, split_gold_ids
-from ..util import PathLike, atomic_file
+from ..files import atomic_file
+from ..util import PathLike
 from .pubtator import PubTatorDocument, PubTatorMention, read_pubtator
 
 logger = logging.getLogger(__name__)

@@ -11,7 +11,8 @@ from typing import Iterator, List, Optional, Set
 
 from ..errors import BioLinkError, Errors, Warnings
 from ..ids import split_gold_ids
-from ..util import PathLike, open_text
+from ..files import iter_lines
+from ..util import PathLike
 
 
 @dataclass
@@ -47,61 +48,61 @@ def read_pubtator(path: PathLike, *, types: Optional[Set[str]] = None,
                   pmids: Optional[Set[str]] = None) -> Iterator[PubTatorDocument]:
     """Yield documents in file order; `types`/`pmids` keep only those mentions/documents."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise BioLinkError(Errors.E302.format(path=path))
     doc: Optional[PubTatorDocument] = None
     n_mismatched = 0
     first_mismatch = None
-    with open_text(path) as fileh:
-        for line_no, raw in enumerate(fileh, start=1):
-            line = raw.rstrip("\r\n")
-            if not line.strip():
+    # A control character would end up in a mention, a type or an id; a "\r" inside a
+    # line (a file edited on an old Mac) would shift every offset: both are errors.
+    for line_no, line in iter_lines(path, "PubTator corpus", control_allowed="\t"):
+        if not line.strip():
+            if doc is not None:
+                n_mismatched += _finish(doc)
+                first_mismatch = first_mismatch or _first(doc)
+                if pmids is None or doc.pmid in pmids:
+                    yield doc
+                doc = None
+            continue
+        if "|" in line.split("\t", 1)[0]:
+            pmid, kind, content = _title_line(path, line_no, line)
+            if doc is None or doc.pmid != pmid:
                 if doc is not None:
                     n_mismatched += _finish(doc)
                     first_mismatch = first_mismatch or _first(doc)
                     if pmids is None or doc.pmid in pmids:
                         yield doc
-                    doc = None
-                continue
-            if "|" in line.split("\t", 1)[0]:
-                pmid, kind, content = _title_line(path, line_no, line)
-                if doc is None or doc.pmid != pmid:
-                    if doc is not None:
-                        n_mismatched += _finish(doc)
-                        first_mismatch = first_mismatch or _first(doc)
-                        if pmids is None or doc.pmid in pmids:
-                            yield doc
-                    doc = PubTatorDocument(pmid)
-                if kind == "t":
-                    doc.title = content
-                else:
-                    doc.abstract = content
-                continue
-            cols = line.split("\t")
-            if len(cols) == 4 and not cols[1].strip().isdigit():  # relation: PMID CID a b
-                continue
-            if len(cols) < 6:
-                raise BioLinkError(Errors.E301.format(
-                    path=path, line=line_no, text=line[:200],
-                    reason=f"{len(cols)} tab-separated fields, expected 6 or 7 (or 4 for a relation)"))
-            if doc is None or cols[0] != doc.pmid:
-                raise BioLinkError(Errors.E301.format(
-                    path=path, line=line_no, text=line[:200],
-                    reason=f"mention of document {cols[0]} outside that document's block"))
-            try:
-                start, end = int(cols[1]), int(cols[2])
-            except ValueError:
-                raise BioLinkError(Errors.E301.format(
-                    path=path, line=line_no, text=line[:200],
-                    reason="start and end offsets must be integers")) from None
-            if not 0 <= start < end:
-                raise BioLinkError(Errors.E301.format(
-                    path=path, line=line_no, text=line[:200],
-                    reason=f"offsets {start}-{end} are not a non-empty range"))
-            if types is not None and cols[4] not in types:
-                continue
-            parts = [p for p in cols[6].split("|")] if len(cols) > 6 and cols[6].strip() else []
-            doc.mentions.append(PubTatorMention(start, end, cols[3], cols[4], cols[5], line_no, parts))
+                doc = PubTatorDocument(pmid)
+            if kind == "t":
+                doc.title = content
+            else:
+                doc.abstract = content
+            continue
+        cols = line.split("\t")
+        if len(cols) == 4 and not cols[1].strip().isdigit():  # relation: PMID CID a b
+            continue
+        if len(cols) < 6:
+            raise BioLinkError(Errors.E301.format(
+                path=path, line=line_no, text=line[:200],
+                reason=f"{len(cols)} tab-separated fields, expected 6 or 7 (or 4 for a relation)"))
+        if doc is None or cols[0] != doc.pmid:
+            raise BioLinkError(Errors.E301.format(
+                path=path, line=line_no, text=line[:200],
+                reason=f"mention of document {cols[0]} outside that document's block"))
+        try:
+            start, end = int(cols[1]), int(cols[2])
+        except ValueError:
+            raise BioLinkError(Errors.E301.format(
+                path=path, line=line_no, text=line[:200],
+                reason="start and end offsets must be integers")) from None
+        if not 0 <= start < end:
+            raise BioLinkError(Errors.E301.format(
+                path=path, line=line_no, text=line[:200],
+                reason=f"offsets {start}-{end} are not a non-empty range"))
+        if types is not None and cols[4] not in types:
+            continue
+        parts = [p for p in cols[6].split("|")] if len(cols) > 6 and cols[6].strip() else []
+        doc.mentions.append(PubTatorMention(start, end, cols[3], cols[4], cols[5], line_no, parts))
     if doc is not None:
         n_mismatched += _finish(doc)
         first_mismatch = first_mismatch or _first(doc)

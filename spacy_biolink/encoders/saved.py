@@ -18,7 +18,8 @@ from spacy import util
 from thinc.api import Config, Model
 
 from ..errors import BioLinkError, Errors
-from ..util import PathLike, atomic_file
+from ..files import atomic_file, read_config, read_json
+from ..util import PathLike
 
 ENCODER_CFG = "encoder.cfg"
 MODEL_FILE = "model"
@@ -56,10 +57,11 @@ def read_encoder_config(path: PathLike) -> Tuple[Dict, Optional[Dict], Dict]:
     for name in (ENCODER_CFG, MODEL_FILE):
         if not (path / name).is_file():
             raise BioLinkError(Errors.E501.format(path=path, reason=f"no {name}"))
-    config = Config().from_disk(path / ENCODER_CFG, interpolate=False)
+    config = read_config(path / ENCODER_CFG, interpolate=False)
     if "model" not in config:
         raise BioLinkError(Errors.E501.format(path=path, reason=f"{ENCODER_CFG} has no [model]"))
-    meta = srsly.read_json(path / META_FILE) if (path / META_FILE).is_file() else {}
+    meta = (read_json(path / META_FILE, "Encoder meta.json", type=dict)
+            if (path / META_FILE).is_file() else {})
     return dict(config["model"]), (dict(config["index"]) if "index" in config else None), meta
 
 
@@ -72,7 +74,7 @@ TRAINING_NORMALIZER = {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase
 
 def read_encoder_normalizer(path: PathLike) -> Dict:
     """The [normalizer] block of a saved encoder, or the trainers' folding."""
-    config = Config().from_disk(Path(path) / ENCODER_CFG, interpolate=False)
+    config = read_config(Path(path) / ENCODER_CFG, interpolate=False)
     return dict(config["normalizer"]) if "normalizer" in config else dict(TRAINING_NORMALIZER)
 
 

@@ -103,9 +103,16 @@ def evaluate_end_to_end(nlp: Language, gold: Union[PathLike, Iterable[Doc]], *,
 def _gold_docs(nlp: Language, gold: Union[PathLike, Iterable[Doc]]) -> List[Doc]:
     if isinstance(gold, (str, os.PathLike)):
         path = Path(gold)
-        if not path.is_file():
+        if not path.exists():
             raise BioLinkError(Errors.E305.format(path=path))
-        return list(DocBin().from_disk(path).get_docs(nlp.vocab))
+        from ..files import read_bytes
+
+        data = read_bytes(path, "Gold DocBin")
+        try:
+            return list(DocBin().from_bytes(data).get_docs(nlp.vocab))
+        except Exception as err:  # noqa: BLE001 - msgpack and zlib raise many kinds
+            raise BioLinkError(Errors.E025.format(path=path, reason=f"{type(err).__name__}: "
+                                                  f"{err}")) from None
     return list(gold)
 
 

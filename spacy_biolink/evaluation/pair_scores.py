@@ -4,7 +4,6 @@ from pathlib import Path
 from typing import Dict, Sequence, Tuple
 
 import numpy
-import srsly
 
 
 def pair_scores(labels: Sequence[float], probs: Sequence[float], threshold: float) -> Dict:
@@ -70,11 +69,12 @@ def evaluate_saved_verifier(path, dictionary) -> Dict:
     """Rebuild the verifier's held-out pairs (the dictionary split with the seed and pair
     settings in its meta.json) and score them: dev chooses the threshold, test is reported
     at 0.5 and at that threshold, next to the threshold saved at training time."""
+    from ..files import read_json
     from ..training.pairs import dictionary_pairs
     from ..verify import CandidateVerifier
 
     verifier = CandidateVerifier.from_trained(path)
-    meta = srsly.read_json(Path(path) / "meta.json")
+    meta = read_json(Path(path) / "meta.json", "Verifier meta.json", type=dict)
     pairs = dictionary_pairs(dictionary, seed=meta.get("seed", 0), **meta.get("pair_settings", {}))
     dev_probs = verifier.score_pairs(pairs["dev"].pairs)
     threshold, dev_f1 = best_f1_threshold(pairs["dev"].labels, dev_probs)

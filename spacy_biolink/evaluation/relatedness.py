@@ -15,6 +15,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from ..errors import BioLinkError, Errors
+from ..files import iter_lines
 from ..util import PathLike
 
 DATASETS = {"UMNSRS_similarity": "UMNSRS_similarity.csv",
@@ -29,11 +30,7 @@ def read_pairs(path: PathLike) -> List[Pair]:
     """(term1, term2, score) of a UMNSRS CSV (columns Mean, Term1, Term2) or of a
     tab-separated `term1 term2 score` file (MayoSRS.txt; a header line is skipped)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf8")
-    except OSError as err:
-        raise BioLinkError(Errors.E632.format(path=path, reason=err)) from None
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for _, line in iter_lines(path, "Relatedness file") if line.strip()]
     if not lines:
         raise BioLinkError(Errors.E632.format(path=path, reason="empty file"))
     pairs: List[Pair] = []

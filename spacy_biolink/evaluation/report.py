@@ -2,11 +2,41 @@
 from pathlib import Path
 from typing import Dict, Optional, Sequence
 
-from ..util import PathLike, atomic_file
+from ..files import atomic_file
+from ..util import PathLike
 
 
 def _k_values(result: Dict) -> Sequence[int]:
     return sorted(int(key[4:]) for key in result.get("lenient", result) if key.startswith("acc@"))
+
+
+def check_metrics(result: Dict, path: PathLike, command: str) -> Dict:
+    """`result` if it has what comparison_table reads from `command`'s metrics, else
+    E462 naming the file (a hand-edited or foreign JSON would fail mid-table)."""
+    from ..errors import BioLinkError, Errors
+
+    def bad(reason: str) -> BioLinkError:
+        return BioLinkError(Errors.E462.format(path=path, command=command, reason=reason))
+
+    def number(value) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    if command == "evaluate-e2e":
+        for part, keys in (("ner", ("f",)), ("linking", ("p", "r", "f"))):
+            block = result.get(part)
+            if not isinstance(block, dict) or not all(number(block.get(k)) for k in keys):
+                raise bad(f"no \"{part}\" object with numbers {', '.join(keys)}")
+        return result
+    if not any(isinstance(result.get(rule), dict) for rule in ("lenient", "strict")):
+        raise bad("no \"lenient\" or \"strict\" acc@k object")
+    for rule in ("lenient", "strict"):
+        block = result.get(rule, {})
+        if not isinstance(block, dict):
+            raise bad(f"\"{rule}\" is not an object")
+        for key, value in block.items():
+            if key.startswith("acc@") and not (number(value) and key[4:].isdigit()):
+                raise bad(f"\"{rule}\" has {key!r}: {value!r}, not acc@K: number")
+    return result
 
 
 def comparison_table(results: Dict[str, Dict], end_to_end: Optional[Dict[str, Dict]] = None) -> str:

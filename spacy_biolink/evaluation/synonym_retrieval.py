@@ -29,7 +29,8 @@ from scipy import sparse
 
 from ..dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
-from ..util import PathLike, atomic_file
+from ..files import atomic_file, read_json
+from ..util import PathLike
 
 ROLES = ("train", "validation", "test", "zero_shot")
 TRAIN, VALIDATION, TEST, ZERO_SHOT = range(4)
@@ -83,7 +84,7 @@ class SynonymSplit:
     def from_disk(cls, path: PathLike) -> "SynonymSplit":
         path = Path(path)
         try:
-            data = json.loads(path.read_text(encoding="utf8"))
+            data = read_json(path, "Synonym split", expected="a split.json object", type=dict)
             items = data["items"]
             ids = sorted({item[1] for item in items})
             id_index = {cid: i for i, cid in enumerate(ids)}
@@ -179,12 +180,13 @@ def ranking_metrics(queries: numpy.ndarray, query_concepts: numpy.ndarray,
             members[int(candidate_concepts[group[0]])] = group
     average_precisions, hits, reciprocal_ranks = [], [], []
     skipped = 0
-    for start in range(0, len(queries), chunk_size):
+    n_queries = queries.shape[0]  # len() of a scipy sparse matrix raises TypeError
+    for start in range(0, n_queries, chunk_size):
         scores = queries[start:start + chunk_size] @ candidates.T
         if sparse.issparse(scores):
             scores = scores.toarray()
         scores = numpy.asarray(scores, dtype=numpy.float32)
-        for row, q in enumerate(range(start, min(start + chunk_size, len(queries)))):
+        for row, q in enumerate(range(start, min(start + chunk_size, n_queries))):
             row_scores = scores[row]
             relevant = members.get(int(query_concepts[q]), numpy.zeros(0, numpy.int64))
             if query_candidate is not None and query_candidate[q] >= 0:

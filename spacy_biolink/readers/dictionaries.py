@@ -14,15 +14,33 @@ from typing import Callable, Dict, Iterator, Optional
 from ..dictionary import ID_SEPARATOR, Concept, ConceptDictionary
 from ..errors import BioLinkError, Errors
 from ..ids import normalize_medic_id
-from ..util import PathLike, open_text
+from ..files import find_control_character, iter_lines
+from ..util import PathLike, open_text  # noqa: F401 - open_text is imported from here
 
 
 def _lines(path: Path) -> Iterator[tuple]:
-    with open_text(path) as fileh:
-        for line_no, line in enumerate(fileh, start=1):
-            line = line.rstrip("\r\n")
-            if line.strip():
-                yield line_no, line
+    """(line number, text) of the non-blank lines of a dictionary file (files.iter_lines:
+    UTF-8, gzip, BOM dropped, errors with path:line). A control character other than a
+    tab, or a byte-order mark inside a line, is an error: it would end up in an id or a
+    name that no mention can match."""
+    for line_no, line in iter_lines(path, "Dictionary file", control_allowed="\t"):
+        if line.strip():
+            yield line_no, line
+
+
+def _checked(path, line_no, fmt, line, concept: Concept) -> Concept:
+    """`concept`, unless one of its ids or names holds a control character (a tab inside
+    a MEDIC name, a \\u0000 escape in JSON): then a malformed-line error."""
+    # _lines let only tabs through: fields split on tabs, and lines without one, are clean.
+    if fmt != "jsonl" and ("\t" not in line or fmt in ("tsv", "ctd")):
+        return concept
+    for kind, values in (("id", concept.ids), ("name", concept.names)):
+        for value in values:
+            found = find_control_character(value, allow="")
+            if found is not None:
+                raise _malformed(path, line_no, fmt, f"control character {found[1]} in the "
+                                 f"{kind} {value!r}", line)
+    return concept
 
 
 def _malformed(path, line_no, fmt, reason, text) -> BioLinkError:
@@ -46,7 +64,7 @@ def read_medic(path: PathLike) -> Iterator[Concept]:
         names = [n for n in raw_names.split("|") if n.strip()]
         if not names:
             raise _malformed(path, line_no, "medic", "no name after '||'", line)
-        yield Concept(ids, names)
+        yield _checked(path, line_no, "medic", line, Concept(ids, names))
 
 
 def read_biosyn(path: PathLike) -> Iterator[Concept]:
@@ -54,7 +72,7 @@ def read_biosyn(path: PathLike) -> Iterator[Concept]:
         ids, name = _split_ids_names(path, line_no, line, "biosyn")
         if not name.strip():
             raise _malformed(path, line_no, "biosyn", "no name after '||'", line)
-        yield Concept(ids, [name])
+        yield _checked(path, line_no, "biosyn", line, Concept(ids, [name]))
 
 
 # CTD's files announce their columns in a comment line: "# Fields:" then "# Name<TAB>...".
@@ -84,7 +102,8 @@ def read_ctd(path: PathLike) -> Iterator[Concept]:
         if alt and cols.get(alt):
             ids += [normalize_medic_id(i) for i in cols[alt].split("|") if i.strip()]
         synonyms = [s for s in cols.get("Synonyms", "").split("|") if s.strip()]
-        yield Concept(ids, [cols[name_col]] + synonyms, definition=cols.get("Definition", ""))
+        yield _checked(path, line_no, "ctd", line, Concept(
+            ids, [cols[name_col]] + synonyms, definition=cols.get("Definition", "")))
 
 
 def read_tsv(path: PathLike) -> Iterator[Concept]:
@@ -93,7 +112,8 @@ def read_tsv(path: PathLike) -> Iterator[Concept]:
         if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
             raise _malformed(path, line_no, "tsv", "expected name<TAB>id[<TAB>type]", line)
         ids = [i.strip() for i in cols[1].split(ID_SEPARATOR) if i.strip()]
-        yield Concept(ids, [cols[0]], type=cols[2].strip() if len(cols) > 2 else "")
+        yield _checked(path, line_no, "tsv", line,
+                       Concept(ids, [cols[0]], type=cols[2].strip() if len(cols) > 2 else ""))
 
 
 def read_jsonl(path: PathLike) -> Iterator[Concept]:
@@ -104,12 +124,29 @@ def read_jsonl(path: PathLike) -> Iterator[Concept]:
             raise _malformed(path, line_no, "jsonl", f"invalid JSON ({err.msg})", line) from None
         if not isinstance(record, dict) or not record.get("concept_id"):
             raise _malformed(path, line_no, "jsonl", "no 'concept_id'", line)
+        _check_json_fields(path, line_no, line, record)
         names = [record.get("canonical_name") or ""] + list(record.get("aliases") or [])
         if not any(n.strip() for n in names):
             raise _malformed(path, line_no, "jsonl", "no 'canonical_name' nor 'aliases'", line)
-        yield Concept([str(record["concept_id"])], names,
-                      type=ID_SEPARATOR.join(record.get("types") or []),
-                      definition=record.get("definition") or "")
+        yield _checked(path, line_no, "jsonl", line, Concept(
+            [str(record["concept_id"])], names, type=ID_SEPARATOR.join(record.get("types") or []),
+            definition=record.get("definition") or ""))
+
+
+def _check_json_fields(path, line_no, line, record: dict) -> None:
+    def bad(key, what):
+        return _malformed(path, line_no, "jsonl", f"'{key}' must be {what}", line)
+
+    if not isinstance(record["concept_id"], (str, int)) or isinstance(record["concept_id"], bool):
+        raise bad("concept_id", "a string")
+    for key in ("canonical_name", "definition"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            raise bad(key, "a string")
+    for key in ("aliases", "types"):
+        value = record.get(key)
+        if value is not None and not (isinstance(value, list)
+                                      and all(isinstance(v, str) for v in value)):
+            raise bad(key, "a list of strings")
 
 
 READERS: Dict[str, Callable[[PathLike], Iterator[Concept]]] = {
@@ -143,7 +180,7 @@ def infer_format(path: PathLike) -> str:
 def load_dictionary(path: PathLike, format: Optional[str] = None) -> ConceptDictionary:
     """Read a dictionary file (plain or .gz) into a ConceptDictionary."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise BioLinkError(Errors.E002.format(path=path))
     fmt = format or infer_format(path)
     if fmt not in READERS:

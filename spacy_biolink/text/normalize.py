@@ -12,7 +12,8 @@ import string
 from typing import Dict, Mapping, Optional
 
 from ..errors import BioLinkError, Errors
-from ..util import PathLike, open_text
+from ..files import check_no_control_characters, iter_lines
+from ..util import PathLike
 
 # Replaced by a space, not deleted, so "non-small-cell" keeps its word boundaries.
 _PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]")
@@ -94,13 +95,13 @@ class MentionNormalizer:
 def read_spelling_map(path: PathLike) -> Dict[str, str]:
     """A `wrong||right` file (BioSyn's ncbi-spell-check.txt), or `wrong<TAB>right`."""
     spelling: Dict[str, str] = {}
-    with open_text(path) as fileh:
-        for line_no, raw in enumerate(fileh, start=1):
-            line = raw.rstrip("\r\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            parts = line.split("||") if "||" in line else line.split("\t")
-            if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
-                raise BioLinkError(Errors.E106.format(path=path, line=line_no, text=line))
-            spelling[parts[0].strip()] = parts[1].strip()
+    for line_no, line in iter_lines(path, "Spelling map"):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("||") if "||" in line else line.split("\t")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise BioLinkError(Errors.E106.format(path=path, line=line_no, text=line))
+        check_no_control_characters(path, line_no, line, "a spelling map line",
+                                    allow="" if "||" in line else "\t")
+        spelling[parts[0].strip()] = parts[1].strip()
     return spelling

@@ -7,7 +7,7 @@ shipped is the safetensors model written by encoders.saved.save_encoder.
 from pathlib import Path
 from typing import Dict, Optional
 
-from ..util import atomic_file
+from ..files import atomic_file
 
 CHECKPOINT_FILE = "checkpoint.pt"
 

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Dict, Optional, Protocol
 
 from spacy import util
+from confection import ConfigValidationError
 from thinc.api import Config, fix_random_seed
 
 from ..errors import BioLinkError, Errors
@@ -27,10 +28,19 @@ class Trainer(Protocol):
 
 def train_from_config(config_path: PathLike, output_dir: PathLike, *,
                       overrides: Optional[Dict] = None, resume: bool = False) -> Dict:
+    from ..config_overrides import check_overrides, fill_function_blocks
+    from ..files import read_config
+
     config_path = Path(config_path)
-    if not config_path.is_file():
+    if not config_path.exists():
         raise BioLinkError(Errors.E502.format(path=config_path, reason="no such file"))
-    config = util.load_config(config_path, overrides=overrides or {}, interpolate=True)
+    raw = read_config(config_path, interpolate=False)
+    check_overrides(overrides or {}, fill_function_blocks(raw))
+    try:
+        config = Config().from_str(raw.to_str(), overrides=overrides or {}, interpolate=True)
+    except ConfigValidationError as err:
+        raise BioLinkError(Errors.E502.format(path=config_path,
+                                              reason=" ".join(str(err).split()))) from None
     if "training" not in config:
         raise BioLinkError(Errors.E502.format(path=config_path, reason="no [training] block"))
     seed = config.get("system", {}).get("seed", 0)
