@@ -185,6 +185,8 @@ def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> 
     if format is not None and not path.is_dir():
         check_format(path, format)
     given = {key: value for key, value in filters.items() if value is not None}
+    if not given.get("semantic_types", True):
+        del given["semantic_types"]  # [] is no filter, not "no type at all"
     own = READER_FILTERS.get(fmt, ())
     for key in given:
         if key not in own and key not in GENERIC_FILTERS:
