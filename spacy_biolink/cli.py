@@ -380,7 +380,8 @@ def visualize_cli(
             linked.user_data["title"] = str(title)
         docs.append(linked)
     nil_id = nlp.get_pipe("bio_linker").cfg.get("nil_id", "NIL")
-    html = render_linked(docs, kb_url_template=template, nil_id=nil_id, page=True)
+    html = render_linked(docs, kb_url_template=template, nil_id=nil_id, page=True,
+                         kb=nlp.get_pipe("bio_linker").kb)
     with atomic_file(output) as fileh:
         fileh.write(html)
     n_ents = sum(len(d.ents) for d in docs)
