@@ -320,3 +320,79 @@ def test_kb_needs_a_dictionary_and_survives_serialization(tmp_path):
     with pytest.raises(ConceptNotFound, match="E160"):
         kb["D000000"]
     assert kb.get("D000000") is None
+
+
+# Property tests: nothing a file holds makes a reader raise anything but BioLinkError,
+# nor gives a concept an id or name with a control character or a BOM.
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from spacy_biolink.readers.umls import BAD_CHARS  # noqa: E402
+
+PROPERTY_SETTINGS = settings(max_examples=60, deadline=None,
+                             suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _read_all(path, fmt):
+    try:
+        concepts = list(load_dictionary(path, fmt).iter_concepts())
+    except BioLinkError:
+        return []
+    for concept in concepts:
+        for text in concept.ids + concept.names:
+            assert not BAD_CHARS.search(text), (concept, text)
+    return concepts
+
+
+# Mostly ordinary text, now and then a control character, a BOM or a non-ASCII letter.
+_field = st.one_of(st.text(alphabet=st.sampled_from("ab cXYZ-é1\u00ad"), max_size=10),
+                   st.text(alphabet=st.sampled_from("ab\x07\x00\t\ufeff"), max_size=4))
+_cui = st.sampled_from(["C0000001", "C0000002", "C0000003", "\ufeffC0000004", "C\x0000005", ""])
+
+
+@st.composite
+def _rrf_lines(draw):
+    rows = []
+    for _ in range(draw(st.integers(0, 6))):
+        cols = [draw(_cui), draw(st.sampled_from(["ENG", "GER", ""]))] + \
+            [draw(_field) for _ in range(16)]
+        cols[16] = draw(st.sampled_from(["N", "O", "E", ""]))
+        rows.append("|".join(cols) + draw(st.sampled_from(["|"] * 6 + ["", "||"])))
+    if draw(st.booleans()):
+        rows.sort()  # UMLS order, so that most examples get past the order check
+    return "\n".join(rows)
+
+
+@PROPERTY_SETTINGS
+@given(data=st.one_of(st.binary(max_size=400), _rrf_lines().map(lambda s: s.encode("utf8"))))
+def test_umls_reader_on_arbitrary_content(tmp_path, data):
+    directory = tmp_path / "META"
+    directory.mkdir(exist_ok=True)
+    (directory / "MRCONSO.RRF").write_bytes(data)
+    _read_all(directory, "umls")
+
+
+_obo_text = st.one_of(st.text(alphabet=st.sampled_from("ab cXYZ-é1\x07\x00\t\ufeff\"\\!{"),
+                                      min_size=1, max_size=10),
+                      st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=10))
+
+
+@st.composite
+def _obo_documents(draw):
+    parts = [draw(st.sampled_from(["format-version: 1.2\n", "\ufeffformat-version: 1.2\n", ""]))]
+    for i in range(draw(st.integers(0, 4))):
+        name = draw(_obo_text).replace("\n", " ")
+        parts.append(f"\n[Term]\nid: {draw(st.sampled_from(['X:1', 'X:2', 'Y', 'X:' + str(i)]))}\n"
+                     f"name: {name}\n"
+                     f"synonym: \"{draw(_obo_text)}\" {draw(st.sampled_from(['EXACT', 'RELATED', 'BAD']))} []\n"
+                     f"xref: {draw(st.sampled_from(['MESH:D000001', 'UMLS:C0000001', 'OMIM:1', 'bad']))}\n"
+                     + draw(st.sampled_from(["", "is_obsolete: true\n", "def: \"x\" []\n"])))
+    return "".join(parts).encode("utf8")
+
+
+@PROPERTY_SETTINGS
+@given(data=st.one_of(st.binary(max_size=400), _obo_documents()))
+def test_obo_reader_on_arbitrary_content(tmp_path, data):
+    path = tmp_path / "x.obo"
+    path.write_bytes(data)
+    _read_all(path, "obo")
