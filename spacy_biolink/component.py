@@ -193,6 +193,7 @@ class BioLinker(Pipe):
         # id_preference reports for each concept looked up so far.
         self._allowed: Dict[str, numpy.ndarray] = {}
         self._reported_ids: Dict[int, str] = {}
+        self._kb = None
 
     @property
     def kb(self):
@@ -203,7 +204,9 @@ class BioLinker(Pipe):
 
         if self.dictionary is None:
             raise BioLinkError(Errors.E163)
-        return ConceptLookup(self.dictionary)
+        if self._kb is None or self._kb.dictionary is not self.dictionary:
+            self._kb = ConceptLookup(self.dictionary)
+        return self._kb
 
     def reported_id(self, concept: int) -> str:
         """The id kb_id_ and kb_ents give for a concept: its id in the namespace that

@@ -9,6 +9,8 @@ xref), and builds each record from the dictionary's flat tables only when asked,
 from collections.abc import Mapping
 from typing import Iterator, List, NamedTuple, Optional, Tuple
 
+import numpy
+
 from .dictionary import ConceptDictionary
 from .errors import BioLinkError, Errors
 
@@ -43,6 +45,23 @@ class ConceptLookup(Mapping):
 
     def __init__(self, dictionary: ConceptDictionary):
         self.dictionary = dictionary
+        # concept -> its names as a CSR built on first use in numpy (~12 bytes a name):
+        # the dictionary's own names_of builds a Python list per concept, gigabytes at
+        # UMLS size.
+        self._concept_names: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
+
+    def names_of(self, concept: int) -> List[str]:
+        """The concept's names, in dictionary order."""
+        if self._concept_names is None:
+            d = self.dictionary
+            owners = numpy.repeat(numpy.arange(d.n_names, dtype=numpy.int64),
+                                  numpy.diff(d.name_concepts_indptr))
+            order = numpy.argsort(d.name_concepts, kind="stable")
+            indptr = numpy.zeros(d.n_concepts + 1, dtype=numpy.int64)
+            numpy.cumsum(numpy.bincount(d.name_concepts, minlength=d.n_concepts), out=indptr[1:])
+            self._concept_names = (indptr, owners[order])
+        indptr, names = self._concept_names
+        return [self.dictionary.names[int(n)] for n in names[indptr[concept]:indptr[concept + 1]]]
 
     @property
     def cui_to_entity(self) -> "ConceptLookup":
@@ -52,7 +71,7 @@ class ConceptLookup(Mapping):
     def record(self, concept: int) -> ConceptRecord:
         d = self.dictionary
         canonical = d.canonical_name(concept)
-        aliases = [n for n in d.names_of(concept) if n != canonical]
+        aliases = [n for n in self.names_of(concept) if n != canonical]
         definition = d.definitions[concept] if d.definitions is not None else ""
         return ConceptRecord(d.primary_id(concept), canonical, aliases, list(d.types_of(concept)),
                              definition or None, d.ids_of(concept))
