@@ -205,7 +205,7 @@ class BioLinker(Pipe):
         if self.dictionary is None:
             raise BioLinkError(Errors.E163)
         if self._kb is None or self._kb.dictionary is not self.dictionary:
-            self._kb = ConceptLookup(self.dictionary)
+            self._kb = ConceptLookup(self.dictionary, self.reported_id)
         return self._kb
 
     def reported_id(self, concept: int) -> str:

@@ -7,7 +7,7 @@ xref), and builds each record from the dictionary's flat tables only when asked,
 10M-name dictionary costs nothing until it is looked up.
 """
 from collections.abc import Mapping
-from typing import Iterator, List, NamedTuple, Optional, Tuple
+from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy
 
@@ -40,11 +40,16 @@ class ConceptRecord(NamedTuple):
 class ConceptLookup(Mapping):
     """concept id (or alternative id) -> ConceptRecord, over a ConceptDictionary.
 
-    Iterating gives each concept's primary id once; `len` is the number of concepts.
+    Iterating gives each concept's id once (as kb_id_ reports it); `len` is the number
+    of concepts.
     """
 
-    def __init__(self, dictionary: ConceptDictionary):
+    def __init__(self, dictionary: ConceptDictionary,
+                 reported_id: Optional[Callable[[int], str]] = None):
         self.dictionary = dictionary
+        # The id a record shows as concept_id: the linker's (id_preference), so that
+        # kb[ent.kb_id_].concept_id == ent.kb_id_; default the primary id.
+        self.reported_id = reported_id or dictionary.primary_id
         # concept -> its names as a CSR built on first use in numpy (~12 bytes a name):
         # the dictionary's own names_of builds a Python list per concept, gigabytes at
         # UMLS size.
@@ -73,8 +78,8 @@ class ConceptLookup(Mapping):
         canonical = d.canonical_name(concept)
         aliases = [n for n in self.names_of(concept) if n != canonical]
         definition = d.definitions[concept] if d.definitions is not None else ""
-        return ConceptRecord(d.primary_id(concept), canonical, aliases, list(d.types_of(concept)),
-                             definition or None, d.ids_of(concept))
+        return ConceptRecord(self.reported_id(concept), canonical, aliases,
+                             list(d.types_of(concept)), definition or None, d.ids_of(concept))
 
     def __getitem__(self, concept_id: str) -> ConceptRecord:
         c = self.dictionary.concept_index(concept_id) if isinstance(concept_id, str) else None
@@ -88,7 +93,7 @@ class ConceptLookup(Mapping):
 
     def __iter__(self) -> Iterator[str]:
         for c in range(self.dictionary.n_concepts):
-            yield self.dictionary.primary_id(c)
+            yield self.reported_id(c)
 
     def __len__(self) -> int:
         return self.dictionary.n_concepts

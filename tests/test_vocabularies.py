@@ -264,8 +264,9 @@ def test_id_preference_reports_mesh_before_omim(tmp_path):
     omim = make_linker_nlp(medic, id_preference=["OMIM", "MESH"])
     assert link(omim, "type 2 diabetes")[0] == "OMIM:125853"
     assert link(omim, "STHAG6")[0] == "OMIM:613097"
-    # Either id scores as the same concept.
-    assert nlp.get_pipe("bio_linker").kb["OMIM:125853"].concept_id == "OMIM:125853"
+    # Either id finds the concept, whose record shows the id kb_id_ shows.
+    assert nlp.get_pipe("bio_linker").kb["OMIM:125853"].concept_id == "D003924"
+    assert omim.get_pipe("bio_linker").kb["D003924"].concept_id == "OMIM:125853"
     with pytest.raises(Exception, match="id_preference"):  # spaCy's config validation
         make_linker_nlp(medic, id_preference="MESH")
     with pytest.raises(BioLinkError, match="E162"):  # BioLinker built directly
@@ -396,3 +397,27 @@ def test_obo_reader_on_arbitrary_content(tmp_path, data):
     path = tmp_path / "x.obo"
     path.write_bytes(data)
     _read_all(path, "obo")
+
+
+def test_readme_medic_example_prints_what_it_shows(tmp_path, monkeypatch, capsys):
+    """The README's first Python example, run on the shipped MEDIC: each `# ...` comment
+    line under a print is what that print writes (up to its `...`)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf8")
+    code = re.search(r"## Use.*?```python\n(.*?)```", readme, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "medic.txt.gz").symlink_to(root / "assets" / "medic_06Jul2012.txt.gz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    shown = [line[2:] for line in code.splitlines() if line.startswith("# ")]
+    shown += [line.split("#", 1)[1].strip() for line in code.splitlines()
+              if line.startswith("print(") and "#" in line]
+    assert shown
+    for expected in shown:
+        prefix = expected.split("...")[0].rstrip(", ")
+        assert any(line.startswith(prefix) for line in printed), (expected, printed)
