@@ -15,6 +15,8 @@ process, so its peak RSS (ru_maxrss) is that reader's alone:
 
     python benchmarks/readers.py --workdir /tmp/readers --strings 1000000 3000000 \
         --terms 100000 [--parsers] [--output readers.json]
+    python benchmarks/readers.py --workdir /tmp/readers --strings 10000000 \
+        --umls-kinds umls-stream --terms 0
 """
 import argparse
 import json
@@ -134,6 +136,7 @@ def main(argv=None) -> int:
     p.add_argument("--strings", type=int, nargs="*", default=[1_000_000])
     p.add_argument("--terms", type=int, default=100_000)
     p.add_argument("--parsers", action="store_true", help="also time fastobo, pronto, obonet")
+    p.add_argument("--umls-kinds", nargs="*", default=["umls", "umls-conso-only", "umls-stream"])
     p.add_argument("--output", type=Path)
     args = p.parse_args(argv)
     rows = []
@@ -144,7 +147,7 @@ def main(argv=None) -> int:
             write_meta(meta, n)
             print(f"generated {meta} ({time.perf_counter() - started:.0f}s)", flush=True)
         size = round((meta / "MRCONSO.RRF").stat().st_size / 2**20)
-        for kind in ("umls", "umls-conso-only", "umls-stream"):
+        for kind in args.umls_kinds:
             row = {"reader": kind, "strings": n, "mrconso_mb": size, **measure(kind, meta)}
             print(json.dumps(row), flush=True)
             rows.append(row)
