@@ -20,7 +20,7 @@ class Errors(metaclass=ErrorsWithCodes):
     # Dictionary reading
     E001 = ("{path}:{line}: malformed {fmt} dictionary line: {reason}. The line was: "
             "{text!r}. Fix or remove that line, or pass the right --format "
-            "(medic, biosyn, tsv, jsonl).")
+            "(medic, biosyn, ctd, tsv, jsonl, umls, obo).")
     E002 = ("Dictionary file not found: {path}. Pass an existing file with --dictionary "
             "or the `path` of the dictionary loader.")
     E003 = ("Cannot infer the dictionary format of {path} from its name or first line "
