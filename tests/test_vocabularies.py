@@ -421,3 +421,25 @@ def test_readme_medic_example_prints_what_it_shows(tmp_path, monkeypatch, capsys
     for expected in shown:
         prefix = expected.split("...")[0].rstrip(", ")
         assert any(line.startswith(prefix) for line in printed), (expected, printed)
+
+
+def test_link_jsonl_and_displacy_show_canonical_names(tmp_path):
+    from spacy_biolink.link_files import link_documents, read_input_documents
+    from spacy_biolink.visualize import render_linked
+
+    d = ConceptDictionary.from_concepts([
+        Concept(["OMIM:125853", "D003924"], ["Diabetes Mellitus, Type 2", "type 2 diabetes"]),
+        Concept(["D001943"], ["Breast Neoplasms", "breast cancer"])])
+    nlp = make_linker_nlp(d)
+    (tmp_path / "in.jsonl").write_text(json.dumps(
+        {"text": "type 2 diabetes", "entities": [[0, 15, "Disease"]]}) + "\n", encoding="utf8")
+    record = next(link_documents(nlp, read_input_documents(tmp_path / "in.jsonl")))
+    entity = record["entities"][0]
+    assert entity["kb_id"] == "D003924"
+    assert entity["kb_names"]["D003924"] == "Diabetes Mellitus, Type 2"
+    assert set(entity["kb_names"]) == {c for c, _ in entity["kb_ents"]}
+    doc = nlp.make_doc("type 2 diabetes")
+    doc.ents = [Span(doc, 0, 3, label="Disease")]
+    html = render_linked(nlp(doc), page=False, kb=nlp.get_pipe("bio_linker").kb)
+    assert ">D003924</a>" in html and "Diabetes Mellitus, Type 2</span>" in html
+    assert "Diabetes Mellitus, Type 2" not in render_linked(nlp(doc), page=False)
