@@ -443,3 +443,22 @@ def test_link_jsonl_and_displacy_show_canonical_names(tmp_path):
     html = render_linked(nlp(doc), page=False, kb=nlp.get_pipe("bio_linker").kb)
     assert ">D003924</a>" in html and "Diabetes Mellitus, Type 2</span>" in html
     assert "Diabetes Mellitus, Type 2" not in render_linked(nlp(doc), page=False)
+
+
+def test_undecodable_bytes_and_unknown_filters_are_named(meta, tmp_path):
+    from spacy_biolink.pipeline import init_linker
+
+    bad = tmp_path / "latin1"
+    bad.mkdir()
+    rows = (meta / "MRCONSO.RRF").read_bytes().splitlines()
+    rows[2] = rows[2].replace(b"|ENG|", b"|ENG\xe9|")  # Latin-1, not UTF-8
+    (bad / "MRCONSO.RRF").write_bytes(b"\n".join(rows))
+    with pytest.raises(BioLinkError, match=r"E049.*MRCONSO.RRF:3"):
+        load_dictionary(bad, "umls")
+    obo = tmp_path / "latin1.obo"
+    obo.write_bytes(OBO.encode("utf8").replace(b"Huntington disease", b"Huntington d\xe9sease"))
+    line = OBO.splitlines().index("name: Huntington disease") + 1
+    with pytest.raises(BioLinkError, match=rf"E049.*latin1.obo:{line}:"):
+        load_dictionary(obo, "obo")
+    with pytest.raises(BioLinkError, match="E050"):
+        init_linker(None, meta, format="umls", dictionary_filters={"language": ["ENG"]})

@@ -18,7 +18,7 @@ from ..dictionary import Concept
 from ..errors import BioLinkError, Errors
 from ..ids import XREF_NAMESPACES, normalize_xref
 from ..util import PathLike, open_text
-from .umls import BAD_CHARS
+from .umls import BAD_CHARS, undecodable
 
 SYNONYM_SCOPES = ("EXACT", "RELATED", "BROAD", "NARROW")
 DEFAULT_XREF_PREFIXES = ("MESH", "MSH", "OMIM", "MIM", "UMLS", "UMLS_CUI")
@@ -42,8 +42,7 @@ class _BinaryLines(io.RawIOBase):
             try:
                 line = self.fileh.readline()
             except UnicodeDecodeError as err:
-                raise BioLinkError(Errors.E049.format(path=self.path, line=self.line_no + 1,
-                                                      reason=err.reason)) from None
+                raise undecodable(self.path, err) from None
             if not line:
                 break
             self.line_no += 1

@@ -98,7 +98,9 @@ def sniff(path: PathLike) -> Tuple[Optional[str], str]:
     try:
         return sniff_lines(head_lines(path))
     except UnicodeDecodeError as err:
-        raise BioLinkError(Errors.E049.format(path=path, line="?", reason=err.reason)) from None
+        from .umls import undecodable
+
+        raise undecodable(path, err) from None
 
 
 def same_content(named: str, looks: str) -> bool:

@@ -88,12 +88,27 @@ def _rrf_rows(path: Path, n_columns: int, fmt: str) -> Iterator[Tuple[int, List[
 
 def _decoded(lines, path):
     """`lines` with a decoding error reported as the BioLinkError it is."""
-    line_no = 0
     try:
-        for line_no, line in lines:
-            yield line_no, line
+        yield from lines
     except UnicodeDecodeError as err:
-        raise BioLinkError(Errors.E049.format(path=path, line=line_no + 1, reason=err.reason)) from None
+        raise undecodable(path, err) from None
+
+
+def undecodable(path: Path, err: UnicodeDecodeError) -> BioLinkError:
+    """E049 naming the first line that is not UTF-8: text is decoded a chunk at a time,
+    so the error itself does not know its line."""
+    import gzip
+
+    line_no = "?"
+    opener = gzip.open if Path(path).suffix == ".gz" else open
+    with opener(path, "rb") as fileh:
+        for i, raw in enumerate(fileh, start=1):
+            try:
+                raw.decode("utf8")
+            except UnicodeDecodeError:
+                line_no = i
+                break
+    return BioLinkError(Errors.E049.format(path=path, line=line_no, reason=err.reason))
 
 
 class _Joined:
