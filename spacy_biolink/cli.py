@@ -63,6 +63,10 @@ def init_linker_cli(
                                                  help="umls (and jsonl types): keep concepts "
                                                       "of these TUIs or semantic groups, "
                                                       "e.g. DISO,T121"),
+    code_sources: Optional[str] = typer.Option(None, "--code-sources",
+                                               help="umls: SABs whose codes become alternative "
+                                                    "ids, e.g. MSH,OMIM (MeSH ids bare, "
+                                                    "OMIM:n); default none"),
     synonym_scopes: Optional[str] = typer.Option(None, "--synonym-scopes",
                                                  help="obo: synonym scopes that become names "
                                                       "(default EXACT; e.g. EXACT,RELATED)"),
@@ -108,7 +112,8 @@ def init_linker_cli(
                "suppressed": True if keep_suppressed else None,
                "semantic_types": listed(semantic_types, "all"),
                "synonym_scopes": listed(synonym_scopes, "none"),
-               "xref_prefixes": listed(xref_prefixes, "none")}
+               "xref_prefixes": listed(xref_prefixes, "none"),
+               "code_sources": listed(code_sources, "none")}
     started = time.perf_counter()
     nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
                       augment=augment, spelling_map=spelling_map, encoder=encoder, force=force,

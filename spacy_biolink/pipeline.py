@@ -48,11 +48,12 @@ suppressed = null
 semantic_types = null
 synonym_scopes = null
 xref_prefixes = null
+code_sources = null
 """
 
 # init_linker's dictionary filters -> keys of the v2 dictionary loader.
 DICTIONARY_FILTERS = ("languages", "sources", "suppressed", "semantic_types",
-                      "synonym_scopes", "xref_prefixes")
+                      "synonym_scopes", "xref_prefixes", "code_sources")
 DICTIONARY_PREFIX = "initialize.components.bio_linker.dictionary."
 
 

@@ -462,3 +462,19 @@ def test_undecodable_bytes_and_unknown_filters_are_named(meta, tmp_path):
         load_dictionary(obo, "obo")
     with pytest.raises(BioLinkError, match="E050"):
         init_linker(None, meta, format="umls", dictionary_filters={"language": ["ENG"]})
+
+
+def test_umls_source_codes_as_alternative_ids(meta, tmp_path):
+    d = load_dictionary(meta, "umls", code_sources=["MSH", "SNOMEDCT_US"])
+    c = concepts_by_id(d)["C0011860"]
+    assert d.ids_of(c) == ("C0011860", "D003924", "SNOMEDCT_US:44054006")
+    assert d.concept_index("D003924") == c
+    plain = load_dictionary(meta, "umls")
+    assert plain.ids_of(concepts_by_id(plain)["C0011860"]) == ("C0011860",)
+    runner = CliRunner()
+    with pytest.warns(UserWarning, match="W001"):  # "cold": two concepts
+        result = runner.invoke(app, ["init-linker", str(tmp_path / "m"), "--dictionary",
+                                     str(meta), "--code-sources", "MSH"])
+    assert result.exit_code == 0, result.output
+    kb = spacy.load(tmp_path / "m").get_pipe("bio_linker").kb
+    assert kb["D003924"].concept_id == "C0011860"  # a CUI stays the reported id

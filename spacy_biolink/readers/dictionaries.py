@@ -137,7 +137,8 @@ READERS: Dict[str, Callable[..., Iterator[Concept]]] = {
 }
 
 # The filters each format's reader takes (load_dictionary's keyword arguments).
-READER_FILTERS = {"umls": ("languages", "sources", "suppressed", "semantic_types"),
+READER_FILTERS = {"umls": ("languages", "sources", "suppressed", "semantic_types",
+                           "code_sources"),
                   "obo": ("synonym_scopes", "xref_prefixes")}
 # semantic_types also filters any format whose concepts carry TUIs as types.
 GENERIC_FILTERS = ("semantic_types",)
@@ -169,7 +170,8 @@ def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> 
         None. A named format that the content plainly contradicts is an error (E040).
     filters (None: the reader's default):
         umls: languages (["ENG"]), sources (all), suppressed (False),
-            semantic_types (TUIs or semantic groups such as "DISO"; also for jsonl types);
+            semantic_types (TUIs or semantic groups such as "DISO"; also for jsonl types),
+            code_sources (SABs whose codes become alternative ids, e.g. ["MSH"]; none);
         obo: synonym_scopes (["EXACT"]), xref_prefixes (MESH, OMIM, UMLS and spellings).
     """
     from .sniff import check_format

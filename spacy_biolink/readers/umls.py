@@ -25,7 +25,9 @@ MRCONSO_COLUMNS = 18
 # C0/C1 controls and the BOM: never part of a concept id or name (a BOM mid-file is a
 # concatenation of files; a control character is a broken export).
 BAD_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\ufeff]")
-_CUI, _LAT, _TS, _STT, _ISPREF, _SAB, _STR, _SUPPRESS = 0, 1, 2, 4, 6, 11, 14, 16
+_CUI, _LAT, _TS, _STT, _ISPREF, _SAB, _CODE, _STR, _SUPPRESS = 0, 1, 2, 4, 6, 11, 13, 14, 16
+# Source vocabularies whose codes are ids in the package convention (ids.py).
+_CODE_NAMESPACES = {"MSH": "MESH", "OMIM": "OMIM"}
 
 
 @lru_cache(maxsize=1)
@@ -129,13 +131,17 @@ class _Joined:
 
 def read_umls(path: PathLike, *, languages: Optional[Iterable[str]] = ("ENG",),
               sources: Optional[Iterable[str]] = None, suppressed: bool = False,
-              semantic_types: Optional[Iterable[str]] = None) -> Iterator[Concept]:
+              semantic_types: Optional[Iterable[str]] = None,
+              code_sources: Optional[Iterable[str]] = None) -> Iterator[Concept]:
     """Concepts of a UMLS release: `path` is its META directory or MRCONSO.RRF(.gz).
 
     languages: LAT values kept (default English; None or [] for all).
     sources: SAB values kept (default all), e.g. ["MSH", "SNOMEDCT_US"].
     suppressed: keep strings whose SUPPRESS is not N (obsolete, suppressible).
     semantic_types: keep only concepts with one of these TUIs or semantic groups (DISO).
+    code_sources: SABs whose CODE of a kept string becomes an alternative id of its
+        concept: MSH codes bare (D003924), OMIM as OMIM:125853, others as SAB:CODE; so a
+        MeSH-annotated corpus evaluates against UMLS (default none).
 
     A concept's canonical name is its preferred string (TS=P, STT=PF, ISPREF=Y) among
     those kept, else its first kept string; its types are its TUIs joined by "|".
@@ -149,12 +155,14 @@ def read_umls(path: PathLike, *, languages: Optional[Iterable[str]] = ("ENG",),
     languages = frozenset(languages) if languages else None
     sources = frozenset(sources) if sources else None
     allowed_types = expand_semantic_types(semantic_types) if semantic_types else None
+    code_sources = frozenset(code_sources) if code_sources else frozenset()
     if allowed_types is not None and mrsty is None:
         raise BioLinkError(Errors.E045.format(types=list(semantic_types), path=directory))
     types = _Joined(_rrf_rows(mrsty, 6, "umls (MRSTY.RRF)")) if mrsty else None
     definitions = _Joined(_rrf_rows(mrdef, 8, "umls (MRDEF.RRF)")) if mrdef else None
 
-    def concept(cui: str, names: Dict[str, None], preferred: Optional[str]) -> Optional[Concept]:
+    def concept(cui: str, names: Dict[str, None], preferred: Optional[str],
+                codes: Dict[str, None]) -> Optional[Concept]:
         tuis = [row[1] for row in types.take(cui)] if types is not None else []
         if allowed_types is not None and allowed_types.isdisjoint(tuis):
             return None
@@ -170,20 +178,21 @@ def read_umls(path: PathLike, *, languages: Optional[Iterable[str]] = ("ENG",),
             ordered = [preferred] + [n for n in names if n != preferred]
         else:
             ordered = list(names)
-        return Concept([cui], ordered, type=ID_SEPARATOR.join(dict.fromkeys(tuis)),
+        return Concept([cui] + [c for c in codes if c != cui], ordered,
+                       type=ID_SEPARATOR.join(dict.fromkeys(tuis)),
                        definition=definition)
 
     from .dictionaries import _malformed
 
-    current, names, preferred = None, {}, None
+    current, names, preferred, codes = None, {}, None, {}
     for line_no, cols in _rrf_rows(mrconso, MRCONSO_COLUMNS, "umls (MRCONSO.RRF)"):
         cui = cols[_CUI]
         if cui != current:
             if current is not None:
-                built = concept(current, names, preferred)
+                built = concept(current, names, preferred, codes)
                 if built is not None:
                     yield built
-            current, names, preferred = cui, {}, None
+            current, names, preferred, codes = cui, {}, None, {}
         if languages is not None and cols[_LAT] not in languages:
             continue
         if sources is not None and cols[_SAB] not in sources:
@@ -197,9 +206,15 @@ def read_umls(path: PathLike, *, languages: Optional[Iterable[str]] = ("ENG",),
         if not name:
             continue
         names[name] = None
+        sab = cols[_SAB]
+        if sab in code_sources and cols[_CODE].strip() and not BAD_CHARS.search(cols[_CODE]):
+            code = cols[_CODE].strip()
+            namespace = _CODE_NAMESPACES.get(sab)
+            codes[code if namespace == "MESH" else
+                  f"OMIM:{code}" if namespace == "OMIM" else f"{sab}:{code}"] = None
         if preferred is None and cols[_TS] == "P" and cols[_STT] == "PF" and cols[_ISPREF] == "Y":
             preferred = name
     if current is not None:
-        built = concept(current, names, preferred)
+        built = concept(current, names, preferred, codes)
         if built is not None:
             yield built
