@@ -57,9 +57,34 @@ def init_linker_cli(
     output_dir: Path = typer.Argument(..., help="Directory for the pipeline (spacy.load opens it)"),
     dictionary: Path = typer.Option(..., "--dictionary", "-d", help="Dictionary file (.gz ok)"),
     format: Optional[str] = typer.Option(None, "--format", "-f",
-                                         help="medic|biosyn|ctd|tsv|jsonl; inferred if omitted"),
+                                         help="medic|biosyn|ctd|tsv|jsonl|umls|obo; inferred "
+                                              "from the content if omitted (umls: the META "
+                                              "directory or MRCONSO.RRF)"),
     config: Optional[Path] = typer.Option(None, "--config", "-c",
                                           help="Pipeline .cfg to use instead of the default"),
+    languages: Optional[str] = typer.Option(None, "--languages",
+                                            help="umls: LAT values to keep, comma-separated "
+                                                 "(default ENG; 'all' for every language)"),
+    sources: Optional[str] = typer.Option(None, "--sources",
+                                          help="umls: SABs to keep, e.g. MSH,SNOMEDCT_US "
+                                               "(default all)"),
+    keep_suppressed: bool = typer.Option(False, "--keep-suppressed",
+                                         help="umls: keep strings whose SUPPRESS is not N"),
+    semantic_types: Optional[str] = typer.Option(None, "--semantic-types",
+                                                 help="umls (and jsonl types): keep concepts "
+                                                      "of these TUIs or semantic groups, "
+                                                      "e.g. DISO,T121"),
+    code_sources: Optional[str] = typer.Option(None, "--code-sources",
+                                               help="umls: SABs whose codes become alternative "
+                                                    "ids, e.g. MSH,OMIM (MeSH ids bare, "
+                                                    "OMIM:n); default none"),
+    synonym_scopes: Optional[str] = typer.Option(None, "--synonym-scopes",
+                                                 help="obo: synonym scopes that become names "
+                                                      "(default EXACT; e.g. EXACT,RELATED)"),
+    xref_prefixes: Optional[str] = typer.Option(None, "--xref-prefixes",
+                                                help="obo: xref prefixes that become "
+                                                     "alternative ids (default MESH,MSH,OMIM,"
+                                                     "MIM,UMLS,UMLS_CUI; 'none' for none)"),
     augment: List[Path] = typer.Option([], "--augment", "-a",
                                        help="PubTator corpus whose gold mentions join the "
                                             "dictionary (repeatable: train, dev)"),
@@ -87,12 +112,25 @@ def init_linker_cli(
 
     from .pipeline import init_linker
 
+    def listed(value: Optional[str], empty: str):
+        if value is None:
+            return None
+        if value.strip().lower() == empty:
+            return []
+        return [part.strip() for part in value.split(",") if part.strip()]
+
+    filters = {"languages": listed(languages, "all"), "sources": listed(sources, "all"),
+               "suppressed": True if keep_suppressed else None,
+               "semantic_types": listed(semantic_types, "all"),
+               "synonym_scopes": listed(synonym_scopes, "none"),
+               "xref_prefixes": listed(xref_prefixes, "none"),
+               "code_sources": listed(code_sources, "none")}
     started = time.perf_counter()
     nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
                       augment=augment, spelling_map=spelling_map, encoder=encoder, force=force,
                       verifier=verifier, verifier_mode=verifier_mode,
                       verifier_threshold=verifier_threshold,
-                      overrides=parse_config_overrides(ctx.args))
+                      overrides=parse_config_overrides(ctx.args), dictionary_filters=filters)
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
              f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")
@@ -460,7 +498,8 @@ def visualize_cli(
             linked.user_data["title"] = str(title)
         docs.append(linked)
     nil_id = nlp.get_pipe("bio_linker").cfg.get("nil_id", "NIL")
-    html = render_linked(docs, kb_url_template=template, nil_id=nil_id, page=True)
+    html = render_linked(docs, kb_url_template=template, nil_id=nil_id, page=True,
+                         kb=nlp.get_pipe("bio_linker").kb)
     with atomic_file(output) as fileh:
         fileh.write(html)
     n_ents = sum(len(d.ents) for d in docs)

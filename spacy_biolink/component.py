@@ -84,6 +84,11 @@ min_df = 1
         # 0 here so that a pipeline saved before the option existed ranks as it did;
         # init-linker's default config sets the value chosen on dev (README).
         "prior_weight": 0.0,
+        # span label -> allowed types (TUIs, semantic groups such as "DISO", or the
+        # dictionary's own types); labels not listed are not filtered.
+        "type_filter": {},
+        # Which of a concept's ids kb_id_ reports, by namespace (spacy_biolink/ids.py).
+        "id_preference": ["MESH", "OMIM"],
         "scorer": {"@scorers": "spacy-biolink.linking_scorer.v1"},
     },
     default_score_weights={"bio_linker_acc": 1.0, "bio_linker_micro_p": None,
@@ -95,30 +100,35 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
                     max_entities_per_mention: int, spans_key: Optional[str], labels: List[str],
                     cache_size: int, index_level: str, index_sources: str,
                     sieve_threshold: Optional[float], prior_weight: float,
-                    scorer: Optional[Callable]) -> "BioLinker":
+                    scorer: Optional[Callable], type_filter: Dict[str, List[str]] = {},
+                    id_preference: List[str] = ["MESH", "OMIM"]) -> "BioLinker":
     return checked(nlp, BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
                      resolve_abbreviations=resolve_abbreviations,
                      split_composites=split_composites, k=k, threshold=threshold,
                      nil_id=nil_id, max_entities_per_mention=max_entities_per_mention,
                      spans_key=spans_key, labels=labels, cache_size=cache_size,
                      index_level=index_level, index_sources=index_sources,
-                     sieve_threshold=sieve_threshold, prior_weight=prior_weight, scorer=scorer))
+                     sieve_threshold=sieve_threshold, prior_weight=prior_weight, scorer=scorer,
+                     type_filter=type_filter, id_preference=id_preference))
 
 
 class Mention:
     """A stretch of a doc to link: a span, or gold offsets that need not align to tokens."""
 
-    __slots__ = ("doc", "start_char", "end_char", "text")
+    __slots__ = ("doc", "start_char", "end_char", "text", "label")
 
-    def __init__(self, doc: Doc, start_char: int, end_char: int, text: Optional[str] = None):
+    def __init__(self, doc: Doc, start_char: int, end_char: int, text: Optional[str] = None,
+                 label: Optional[str] = None):
         self.doc = doc
         self.start_char = start_char
         self.end_char = end_char
         self.text = doc.text[start_char:end_char] if text is None else text
+        # The span label: what type_filter keys on (None: not filtered).
+        self.label = label
 
     @classmethod
     def from_span(cls, span: Span) -> "Mention":
-        return cls(span.doc, span.start_char, span.end_char, span.text)
+        return cls(span.doc, span.start_char, span.end_char, span.text, span.label_)
 
 
 class BioLinker(Pipe):
@@ -132,7 +142,13 @@ class BioLinker(Pipe):
                  spans_key: Optional[str] = None, labels: Sequence[str] = (),
                  cache_size: int = 100000, index_level: str = "name",
                  index_sources: str = "OD", sieve_threshold: Optional[float] = None,
-                 prior_weight: float = 0.0, scorer: Optional[Callable] = None):
+                 prior_weight: float = 0.0, scorer: Optional[Callable] = None,
+                 type_filter: Optional[Dict[str, List[str]]] = None,
+                 id_preference: Sequence[str] = ("MESH", "OMIM")):
+        # Policy read from config.cfg on every load, never from the saved cfg file, so
+        # spacy.load(path, config=...) changes it without rebuilding.
+        self.type_filter = _check_type_filter(type_filter)
+        self.id_preference = _check_id_preference(id_preference)
         _check_config(k=k, threshold=threshold, max_entities_per_mention=max_entities_per_mention,
                       cache_size=cache_size, nil_id=nil_id, index_level=index_level,
                       index_sources=index_sources, sieve_threshold=sieve_threshold,
@@ -186,6 +202,63 @@ class BioLinker(Pipe):
         self.verifier = None
         # Set by the factory, which knows the pipeline (nothing_to_link.py).
         self.nothing_to_link: Optional[NothingToLinkCheck] = None
+        # Per dictionary: type_filter's allowed-concept mask per label, and the id
+        # id_preference reports for each concept looked up so far.
+        self._allowed: Dict[str, numpy.ndarray] = {}
+        self._reported_ids: Dict[int, str] = {}
+        self._kb = None
+
+    @property
+    def kb(self):
+        """Concept lookup in scispaCy's shape: `kb[cid]` and `kb.cui_to_entity[cid]` give
+        a record with concept_id, canonical_name, aliases, types, definition; `cid` may
+        be any of a concept's ids."""
+        from .kb import ConceptLookup
+
+        if self.dictionary is None:
+            raise BioLinkError(Errors.E163)
+        if self._kb is None or self._kb.dictionary is not self.dictionary:
+            self._kb = ConceptLookup(self.dictionary, self.reported_id)
+        return self._kb
+
+    def reported_id(self, concept: int) -> str:
+        """The id kb_id_ and kb_ents give for a concept: its id in the namespace that
+        comes first in id_preference. A concept whose primary id is in no listed
+        namespace (a MONDO term, a UMLS CUI) keeps it; list that namespace after
+        another (["MESH", "MONDO"]) to report the other instead."""
+        found = self._reported_ids.get(concept)
+        if found is not None:
+            return found
+        ids = self.dictionary.ids_of(concept)
+        best = ids[0]
+        if len(ids) > 1 and self.id_preference:
+            from .ids import namespace_of
+
+            rank = {namespace: i for i, namespace in enumerate(self.id_preference)}
+            primary_rank = rank.get(namespace_of(ids[0]))
+            if primary_rank is not None:
+                best = min(ids, key=lambda i: rank.get(namespace_of(i), len(rank)))
+        if len(self._reported_ids) < 1_000_000:
+            self._reported_ids[concept] = best
+        return best
+
+    def allowed_concepts(self, label: Optional[str]) -> Optional[numpy.ndarray]:
+        """type_filter's mask for a span label: True for concepts with an allowed type;
+        None when the label is not filtered."""
+        if label is None or label not in self.type_filter or self.dictionary is None:
+            return None
+        mask = self._allowed.get(label)
+        if mask is None:
+            allowed = self.type_filter[label]
+            mask = numpy.zeros(self.dictionary.n_concepts, dtype=bool)
+            if self.dictionary.types is not None:
+                for c, joined in enumerate(self.dictionary.types):
+                    if joined and not allowed.isdisjoint(joined.split("|")):
+                        mask[c] = True
+            if not mask.any():
+                warnings.warn(Warnings.W020.format(types=sorted(allowed), label=label))
+            self._allowed[label] = mask
+        return mask
 
     # Set-up ----------------------------------------------------------------
 
@@ -365,23 +438,32 @@ class BioLinker(Pipe):
         k = k or self.cfg["k"]
         texts = self.resolved_texts(mentions)
         parts = [self.composite_parts(text) for text in texts]
-        keys = {self.query_key(t) for t in texts}
-        keys.update(self.query_key(p) for mention_parts in parts for p in mention_parts)
-        results = self.link_texts(sorted(key for key in keys if key), k)
-        if self.verifier is not None:
-            queries = list(results)
-            verified = self.verifier.verify(self.dictionary, queries,
-                                            [results[q] for q in queries], self.normalizer.mention)
-            results = dict(zip(queries, verified))
+        # Mentions whose label type_filter restricts are searched apart, per label.
+        groups = [m.label if m.label in self.type_filter else None for m in mentions]
+        keys_by_group: Dict[Optional[str], set] = {}
+        for group, text, mention_parts in zip(groups, texts, parts):
+            keys = keys_by_group.setdefault(group, set())
+            keys.add(self.query_key(text))
+            keys.update(self.query_key(p) for p in mention_parts)
+        results: Dict[Tuple[Optional[str], str], Candidates] = {}
+        for group, keys in keys_by_group.items():
+            found = self.link_texts(sorted(key for key in keys if key), k, label=group)
+            if self.verifier is not None:
+                queries = list(found)
+                verified = self.verifier.verify(self.dictionary, queries,
+                                                [found[q] for q in queries],
+                                                self.normalizer.mention)
+                found = dict(zip(queries, verified))
+            results.update(((group, key), candidates) for key, candidates in found.items())
 
-        def linked(text: str) -> Tuple[str, Candidates]:
+        def linked(text: str, group: Optional[str]) -> Tuple[str, Candidates]:
             key = self.query_key(text)
-            return (text, results[key] if key else [])
+            return (text, results[(group, key)] if key else [])
 
         out = []
-        for text, mention_parts in zip(texts, parts):
-            whole = linked(text)
-            split = [linked(p) for p in mention_parts]
+        for group, text, mention_parts in zip(groups, texts, parts):
+            whole = linked(text, group)
+            split = [linked(p, group) for p in mention_parts]
             best_whole = whole[1][0][1] if whole[1] else -numpy.inf
             # Parts that all name the same concept are one concept written as a
             # coordination ("hereditary breast and ovarian cancer", a syndrome).
@@ -420,32 +502,39 @@ class BioLinker(Pipe):
         # Whitespace or punctuation alone names no concept.
         return key if any(ch.isalnum() for ch in key) else ""
 
-    def link_texts(self, texts: Sequence[str], k: int) -> Dict[str, Candidates]:
+    def link_texts(self, texts: Sequence[str], k: int, *, label: Optional[str] = None
+                   ) -> Dict[str, Candidates]:
+        """The k best concepts of each query text; with a label that type_filter lists,
+        the k best of the types it allows."""
         cache = self._cache
         cache_size = self.cfg["cache_size"]
+        allowed = self.allowed_concepts(label)
+        group = label if allowed is not None else None
         found: Dict[str, Candidates] = {}
         todo = []
         for text in texts:
-            cached = cache.get((text, k)) if cache_size else None
+            cached = cache.get((text, k, group)) if cache_size else None
             if cached is None:
                 todo.append(text)
             else:
-                cache.move_to_end((text, k))
+                cache.move_to_end((text, k, group))
                 found[text] = cached
         if todo:
-            searched = self.search(self.encode(todo), k)
+            searched = self.search(self.encode(todo), k, allowed=allowed)
             if self._concept_prior is not None:
                 searched = [self._with_prior(candidates) for candidates in searched]
             for text, candidates in zip(todo, searched):
                 found[text] = candidates
                 if cache_size:
-                    cache[(text, k)] = candidates
+                    cache[(text, k, group)] = candidates
             while len(cache) > cache_size:
                 cache.popitem(last=False)
         return found
 
-    def search(self, vectors, k: int) -> List[Candidates]:
-        """The k best concepts for each row of `vectors` (encoded query texts).
+    def search(self, vectors, k: int, allowed: Optional[numpy.ndarray] = None
+               ) -> List[Candidates]:
+        """The k best concepts for each row of `vectors` (encoded query texts), among
+        the concepts `allowed` marks (a type filter) when given.
 
         With a sieve, all rows are first searched among the D names, and those whose
         best scores at least sieve_threshold keep that answer; the rest are searched in
@@ -455,7 +544,7 @@ class BioLinker(Pipe):
         rest = numpy.arange(vectors.shape[0])
         if self._sieve is not None and len(rest):
             data, data_index = self._sieve
-            found = search_concepts(data, data_index, vectors, k)
+            found = search_concepts(data, data_index, vectors, k, allowed=allowed)
             threshold = self.cfg["sieve_threshold"]
             accepted = numpy.array([bool(c) and c[0][1] >= threshold for c in found], dtype=bool)
             for row in numpy.flatnonzero(accepted).tolist():
@@ -465,9 +554,10 @@ class BioLinker(Pipe):
                 vectors = vectors[rest]
         if len(rest):
             if self.cfg["index_level"] == "concept":
-                main = search_concept_index(self.index, vectors, k, self._concept_rows)
+                main = search_concept_index(self.index, vectors, k, self._concept_rows,
+                                            allowed=allowed)
             else:
-                main = search_concepts(self._searched, self.index, vectors, k)
+                main = search_concepts(self._searched, self.index, vectors, k, allowed=allowed)
             for row, candidates in zip(rest.tolist(), main):
                 results[row] = candidates
         return results
@@ -482,7 +572,7 @@ class BioLinker(Pipe):
     def kb_ents(self, candidates: Candidates) -> List[Tuple[str, float]]:
         """Candidates at or above the threshold, as (concept id, score), best first."""
         threshold = self.cfg["threshold"]
-        kept = [(self.dictionary.primary_id(c), round(score, 6)) for c, score in candidates
+        kept = [(self.reported_id(c), round(score, 6)) for c, score in candidates
                 if score >= threshold]
         return kept[: self.cfg["max_entities_per_mention"]]
 
@@ -730,6 +820,7 @@ class BioLinker(Pipe):
         self.dictionary = dictionary
         self._searched, self._concept_rows = searched, concept_rows
         self._concept_prior = prior
+        self._allowed, self._reported_ids = {}, {}
         self._cache.clear()
 
 
@@ -820,3 +911,34 @@ def _check_config(**values) -> None:
                                               value=values["index_level"]))
     if not isinstance(values["nil_id"], str):
         raise BioLinkError(Errors.E102.format(key="nil_id", what="a string", value=values["nil_id"]))
+
+
+def _check_type_filter(value) -> Dict[str, frozenset]:
+    """label -> frozenset of allowed types; UMLS semantic groups (DISO) become their TUIs."""
+    from .readers.umls import semantic_groups
+
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+            isinstance(label, str) and isinstance(types, (list, tuple))
+            and all(isinstance(t, str) and t for t in types) for label, types in value.items()):
+        raise BioLinkError(Errors.E161.format(value=value))
+    groups: Dict[str, List[str]] = {}
+    for tui, (group, _, _) in semantic_groups().items():
+        groups.setdefault(group, []).append(tui)
+    out = {}
+    for label, types in value.items():
+        allowed = set()
+        for t in types:
+            allowed.update(groups.get(t, [t]))
+        out[label] = frozenset(allowed)
+    return out
+
+
+def _check_id_preference(value) -> Tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, str) and v.strip() for v in value):
+        raise BioLinkError(Errors.E162.format(value=value))
+    return tuple(v.strip().upper() for v in value)

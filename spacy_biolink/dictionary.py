@@ -101,6 +101,9 @@ class ConceptDictionary:
         self.name_concept_sources = (
             name_concept_sources if name_concept_sources is not None
             else numpy.full(len(name_concepts), SOURCE_ONTOLOGY, numpy.uint8))
+        # Each concept's canonical name (the reader's first name for it), set by
+        # load_dictionary; None: names_of(c)[0] stands in (see canonical_name).
+        self.canonical_names: Optional[StringTable] = None
         self._id_lookup: Optional[Dict[str, int]] = None
         self._primary_ids: Optional[List[str]] = None
         self._names_by_concept: Optional[Dict[int, List[int]]] = None
@@ -197,6 +200,7 @@ class ConceptDictionary:
         augmented.name_concept_counts = augmented._pair_array(counts, numpy.int32, 0)
         augmented.name_concept_sources = augmented._pair_array(sources, numpy.uint8,
                                                                SOURCE_ONTOLOGY)
+        augmented.canonical_names = self.canonical_names  # same concepts, same order
         return augmented, unknown
 
     def _pair_array(self, values: Dict[Tuple[str, int], int], dtype, default) -> numpy.ndarray:
@@ -231,10 +235,12 @@ class ConceptDictionary:
         numpy.cumsum(per_name[rows], out=indptr[1:])
         counts = (self.name_concept_counts[kept] if sources & SOURCE_DATA
                   else numpy.zeros(int(kept.sum()), numpy.int32))
-        return ConceptDictionary(
+        selected = ConceptDictionary(
             self.concept_ids, StringTable.from_strings(self.names[int(n)] for n in rows),
             indptr, self.name_concepts[kept], self.types, self.definitions, counts,
-            self.name_concept_sources[kept]), rows
+            self.name_concept_sources[kept])
+        selected.canonical_names = self.canonical_names
+        return selected, rows
 
     # Access -----------------------------------------------------------------
 
@@ -280,6 +286,22 @@ class ConceptDictionary:
             self._names_by_concept = by_concept
         return [self.names[n] for n in self._names_by_concept.get(concept, [])]
 
+    def canonical_name(self, concept: int) -> str:
+        """The concept's canonical name: the first name its reader gave (UMLS: the
+        preferred string; OBO: the term's name). Dictionaries built without
+        load_dictionary fall back to its earliest-listed name."""
+        if self.canonical_names is not None:
+            return self.canonical_names[concept]
+        names = self.names_of(concept)
+        return names[0] if names else ""
+
+    def types_of(self, concept: int) -> Tuple[str, ...]:
+        """The concept's types (UMLS TUIs, or what the dictionary file gave), stored
+        joined by "|" in the `types` table."""
+        if self.types is None:
+            return ()
+        return tuple(t for t in self.types[concept].split(ID_SEPARATOR) if t)
+
     def iter_concepts(self) -> Iterator[Concept]:
         for c in range(self.n_concepts):
             yield Concept(self.ids_of(c), self.names_of(c),
@@ -295,13 +317,15 @@ class ConceptDictionary:
     # Serialization ----------------------------------------------------------
 
     _TABLES = ("concept_ids", "names", "types", "definitions")
+    # Per-concept tables that are optional and set apart from the constructor.
+    _EXTRA_TABLES = ("canonical_names",)
 
     def to_state(self) -> Tuple[dict, Dict[str, numpy.ndarray]]:
         arrays = {"name_concepts.indptr": self.name_concepts_indptr,
                   "name_concepts": self.name_concepts,
                   "name_concept_counts": self.name_concept_counts,
                   "name_concept_sources": self.name_concept_sources}
-        for stem in self._TABLES:
+        for stem in self._TABLES + self._EXTRA_TABLES:
             table = getattr(self, stem)
             if table is not None:
                 arrays[f"{stem}.blob"] = table.blob
@@ -320,8 +344,14 @@ class ConceptDictionary:
                              arrays["name_concept_counts"],
                              # Saved before sources were kept: all ontology.
                              arrays.get("name_concept_sources"))
+            for stem in cls._EXTRA_TABLES:
+                if f"{stem}.blob" in arrays:
+                    tables[stem] = StringTable(arrays[f"{stem}.blob"], arrays[f"{stem}.offsets"])
+                    setattr(dictionary, stem, tables[stem])
             problems = [stem for stem, t in tables.items()
                         if t is not None and (len(t.offsets) == 0 or t.offsets[-1] != len(t.blob))]
+            problems += [stem for stem in cls._EXTRA_TABLES
+                         if tables.get(stem) is not None and len(tables[stem]) != dictionary.n_concepts]
             if (dictionary.n_concepts != meta["n_concepts"] or dictionary.n_names != meta["n_names"]
                     or len(dictionary.name_concepts_indptr) != dictionary.n_names + 1
                     or dictionary.name_concepts_indptr[-1] != len(dictionary.name_concepts)

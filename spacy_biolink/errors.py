@@ -20,11 +20,11 @@ class Errors(metaclass=ErrorsWithCodes):
     # Dictionary reading
     E001 = ("{path}:{line}: malformed {fmt} dictionary line: {reason}. The line was: "
             "{text!r}. Fix or remove that line, or pass the right --format "
-            "(medic, biosyn, tsv, jsonl).")
+            "(medic, biosyn, ctd, tsv, jsonl, umls, obo).")
     E002 = ("Dictionary file not found: {path}. Pass an existing file with --dictionary "
             "or the `path` of the dictionary loader.")
     E003 = ("Cannot infer the dictionary format of {path} from its name or first line "
-            "({first!r}). Pass --format medic|biosyn|tsv|jsonl.")
+            "({first!r}). Pass --format medic|biosyn|ctd|tsv|jsonl|umls|obo.")
     E004 = ("Unknown dictionary format {fmt!r} for {path}. Use one of: {formats}.")
     E005 = ("The dictionary {source} is empty: it holds no concept with a name. A linker "
             "needs at least one named concept; check the file and its --format.")
@@ -62,6 +62,29 @@ class Errors(metaclass=ErrorsWithCodes):
             "again.")
     E025 = ("Cannot read the DocBin {path}: {reason}. Pass a .spacy file written by `python "
             "-m spacy_biolink convert` (or spaCy's DocBin.to_disk).")
+    # Vocabulary readers (UMLS RRF, OBO) and format detection
+    E040 = ("{path} looks like {looks} content ({why}), not {fmt}. Pass --format {looks} "
+            "(or format = \"{looks}\" in the dictionary loader); a file read in the wrong "
+            "format would give wrong concepts.")
+    E041 = ("{path} is a directory: only --format umls reads a directory (the UMLS META "
+            "directory with MRCONSO.RRF). Pass a dictionary file, or --format umls.")
+    E042 = ("{path} holds no MRCONSO.RRF (nor MRCONSO.RRF.gz): pass the UMLS META directory "
+            "of a Metathesaurus release (or MRCONSO.RRF itself) with --format umls.")
+    E043 = ("{path}:{line}: {fmt} is not sorted by CUI ({cui} comes after {previous}). "
+            "UMLS ships it sorted; restore that order, e.g. `LC_ALL=C sort -t'|' -k1,1 -s`.")
+    E044 = ("Unknown UMLS semantic type or group {value!r} in semantic_types. Give TUIs "
+            "(T047) or semantic groups: {groups}.")
+    E045 = ("semantic_types = {types} needs semantic types, but {path} has no MRSTY.RRF "
+            "beside MRCONSO.RRF. Add MRSTY.RRF from the same release, or drop the filter.")
+    E046 = ("{where}: malformed obo dictionary: {reason}. Fix the file (fastobo "
+            "reads OBO 1.4), or pass the right --format.")
+    E047 = ("Unknown synonym scope {value!r} in synonym_scopes: use EXACT, RELATED, "
+            "BROAD or NARROW.")
+    E048 = ("Dictionary filter `{key}` applies only to --format {applies}, not {fmt} "
+            "({path}). Drop it, or read the file in a format it applies to.")
+    E049 = ("{path}:{line}: cannot decode the file as UTF-8 ({reason}). Convert it to UTF-8 "
+            "(UMLS and OBO releases are UTF-8).")
+    E050 = ("Dictionary filter `{key}` must be {what}, got {value!r}.")
 
     # Component
     E101 = ("bio_linker has no dictionary yet. Call nlp.initialize() with "
@@ -108,6 +131,17 @@ class Errors(metaclass=ErrorsWithCodes):
             "{similarity} scores, [{lo}, {hi}]: above it every mention would be NIL, below "
             "it the threshold drops nothing. Give a threshold in that range (0.0, the "
             "default, keeps every candidate with a positive score).")
+
+    # Concept lookup, type filter, id preference
+    E160 = ("{concept_id!r} is not a concept id (nor an alternative id) of this linker's "
+            "dictionary ({n} concepts).")
+    E161 = ("bio_linker: `type_filter` must map span labels to lists of allowed types "
+            "(TUIs such as \"T047\", semantic groups such as \"DISO\", or the types your "
+            "dictionary gives), got {value!r}.")
+    E162 = ("bio_linker: `id_preference` must be a list of id namespaces such as "
+            "[\"MESH\", \"OMIM\"], got {value!r}.")
+    E163 = ("bio_linker has no dictionary yet, so it has no `kb`: initialize the pipeline "
+            "(init-linker) or load a saved one first.")
 
     # Encoders and indexes
     E201 = ("The {name} encoder has not been fitted: initialize the pipeline (or call "
@@ -359,6 +393,9 @@ class Warnings(metaclass=ErrorsWithCodes):
             "from {backup}; save the pipeline again to finish.")
     W011 = ("Found {n} temporary director(ies) left by interrupted runs beside {path}: {paths}. "
             "They are incomplete outputs; delete them if no other run is writing there.")
+    W020 = ("bio_linker: type_filter allows types {types} for label {label!r}, but no "
+            "concept of the dictionary has any of them, so every {label} span is NIL. Check "
+            "the types (linker.kb[id].types shows what the dictionary gives).")
     W750 = ("The pipeline at {path} has no component that finds entities (pipes: {pipes}) "
             "and {n} of {total} input document(s) came with none, so they have no entities "
             "to link: bio_linker only links spans already in doc.ents. Use a pipeline with "

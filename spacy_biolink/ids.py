@@ -4,6 +4,7 @@ MEDIC writes OMIM ids bare (`613097`) and MeSH ids bare (`D008107`); the NCBI-di
 corpus writes `OMIM:613097`, and sometimes `MESH:C535662` or ids with stray spaces.
 Both sides go through the same function so they meet.
 """
+import re
 from typing import List
 
 MESH_PREFIX = "MESH:"
@@ -41,3 +42,40 @@ def split_gold_id_parts(raw: str) -> List[List[str]]:
     return [[normalize_medic_id(i) for i in part.split("+")
              if i.strip() and i.strip() not in ("-1", "-")]
             for part in raw.split("|")]
+
+
+# Namespaces of bare ids, as MEDIC and the corpora write them: MeSH descriptors
+# (D + 6 or 9 digits) and supplementary concepts (C + 6 or 9 digits), UMLS CUIs (C + 7).
+_BARE_NAMESPACES = [(re.compile(r"^D\d{6}(\d{3})?$"), "MESH"),
+                    (re.compile(r"^C\d{7}$"), "UMLS"),
+                    (re.compile(r"^C\d{6}(\d{3})?$"), "MESH")]
+
+# Cross-reference prefixes of OBO ontologies -> the namespace they mean.
+XREF_NAMESPACES = {"MESH": "MESH", "MSH": "MESH", "MESHD": "MESH", "OMIM": "OMIM",
+                   "MIM": "OMIM", "UMLS": "UMLS", "UMLS_CUI": "UMLS"}
+
+
+def namespace_of(concept_id: str) -> str:
+    """The namespace of an id in the package's convention: "MESH" for D003924 and
+    C535662, "UMLS" for C0011860, "OMIM" for OMIM:125853, "MONDO" for MONDO:0005148;
+    "" when it cannot be told."""
+    prefix, sep, _ = concept_id.partition(":")
+    if sep and prefix:
+        return XREF_NAMESPACES.get(prefix.upper(), prefix.upper())
+    for pattern, namespace in _BARE_NAMESPACES:
+        if pattern.match(concept_id):
+            return namespace
+    return ""
+
+
+def normalize_xref(xref: str) -> str:
+    """An OBO cross-reference in the package's id convention: MeSH and UMLS ids bare
+    (MESH:D003924 -> D003924, UMLS_CUI:C0011860 -> C0011860), OMIM as OMIM:125853,
+    anything else as written."""
+    prefix, sep, local = xref.strip().partition(":")
+    namespace = XREF_NAMESPACES.get(prefix.upper()) if sep else None
+    if namespace in ("MESH", "UMLS"):
+        return local.strip()
+    if namespace == "OMIM":
+        return OMIM_PREFIX + local.strip()
+    return xref.strip()

@@ -12,8 +12,10 @@ Input (.gz ok):
   does. An NER in the pipeline keeps given entities and may add others around them.
 
 Output, one line a document: the passthrough keys, `"text"`, and `"entities"`: a list of
-`{"start", "end", "text", "label", "kb_id", "kb_ents": [[id, score], ...]}` plus
-`"kb_parts": [{"text", "kb_ents"}, ...]` for a composite mention that bio_linker split.
+`{"start", "end", "text", "label", "kb_id", "kb_ents": [[id, score], ...], "kb_names":
+{id: canonical name}}` plus `"kb_parts": [{"text", "kb_ents"}, ...]` for a composite
+mention that bio_linker split. kb_names holds the canonical name of each id in kb_id,
+kb_ents and kb_parts, so a reader sees what D003924 is without a lookup.
 
 The input is read twice: once to check every line before the pipeline loads (a typo on
 line 90 000 should not cost an hour of linking), once to link. The output is written
@@ -24,7 +26,8 @@ import gzip
 import json
 import logging
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 import warnings
 
 from spacy.language import Language
@@ -160,24 +163,31 @@ def make_input_doc(nlp: Language, document: InputDocument, path: PathLike = "<in
     return doc
 
 
-def entity_record(span: Span) -> Dict[str, Any]:
+def entity_record(span: Span, kb: Optional[Mapping] = None) -> Dict[str, Any]:
+    """One entity's output object; with `kb` (bio_linker's `kb`), the canonical name of
+    each of its ids under "kb_names"."""
     record = {"start": span.start_char, "end": span.end_char, "text": span.text,
               "label": span.label_, "kb_id": span.kb_id_,
               "kb_ents": [[concept, score] for concept, score in span._.kb_ents]}
+    ids = [concept for concept, _ in span._.kb_ents] + span.kb_id_.split("|")
     # get_kb_parts answers for every span; only a split composite stored its own parts
     if (KB_PARTS_KEY, span.start_char, span.end_char) in span.doc.user_data:
         record["kb_parts"] = [{"text": text, "kb_ents": [[c, s] for c, s in ents]}
                               for text, ents in span._.kb_parts]
+        ids += [c for _, ents in span._.kb_parts for c, _ in ents]
+    if kb is not None:
+        record["kb_names"] = {concept: kb[concept].canonical_name
+                              for concept in dict.fromkeys(ids) if concept in kb}
     return record
 
 
 def doc_record(doc: Doc, passthrough: Optional[Dict[str, Any]] = None, *,
-               spans_key: Optional[str] = None) -> Dict[str, Any]:
+               spans_key: Optional[str] = None, kb: Optional[Mapping] = None) -> Dict[str, Any]:
     """The output object of one document: passthrough keys, text, entities."""
     spans: Sequence[Span] = doc.ents if spans_key is None else doc.spans.get(spans_key, [])
     record = dict(passthrough or {})
     record[TEXT_KEY] = doc.text
-    record[ENTITIES_KEY] = [entity_record(span) for span in spans]
+    record[ENTITIES_KEY] = [entity_record(span, kb) for span in spans]
     return record
 
 
@@ -220,10 +230,11 @@ def link_documents(nlp: Language, documents: Iterable[InputDocument], *,
     check_pipe_settings(batch_size, n_process)
     install_extensions()
     spans_key = _linker_spans_key(nlp)
+    kb = nlp.get_pipe("bio_linker").kb if "bio_linker" in nlp.pipe_names else None
     docs = ((make_input_doc(nlp, document, path), document.passthrough) for document in documents)
     for doc, passthrough in nlp.pipe(docs, as_tuples=True, batch_size=batch_size,
                                      n_process=n_process):
-        yield doc_record(doc, passthrough, spans_key=spans_key)
+        yield doc_record(doc, passthrough, spans_key=spans_key, kb=kb)
 
 
 def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path: PathLike, *,

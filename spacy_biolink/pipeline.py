@@ -41,10 +41,22 @@ augment = []
 augment_short_forms = true
 
 [initialize.components.bio_linker.dictionary]
-@misc = "spacy-biolink.load_dictionary.v1"
+@misc = "spacy-biolink.load_dictionary.v2"
 path = ${paths.dictionary}
 format = null
+languages = null
+sources = null
+suppressed = null
+semantic_types = null
+synonym_scopes = null
+xref_prefixes = null
+code_sources = null
 """
+
+# init_linker's dictionary filters -> keys of the v2 dictionary loader.
+DICTIONARY_FILTERS = ("languages", "sources", "suppressed", "semantic_types",
+                      "synonym_scopes", "xref_prefixes", "code_sources")
+DICTIONARY_PREFIX = "initialize.components.bio_linker.dictionary."
 
 
 def load_pipeline_config(config_path: Optional[PathLike] = None,
@@ -97,8 +109,8 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 augment: Sequence[PathLike] = (), spelling_map: Optional[PathLike] = None,
                 encoder: Optional[PathLike] = None, overrides: Optional[Dict] = None,
                 force: bool = False, verifier: Optional[PathLike] = None,
-                verifier_mode: str = "nil", verifier_threshold: Optional[float] = None
-                ) -> Language:
+                verifier_mode: str = "nil", verifier_threshold: Optional[float] = None,
+                dictionary_filters: Optional[Dict] = None) -> Language:
     """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
 
     augment: PubTator corpora whose gold mentions join the dictionary (train, or
@@ -106,6 +118,10 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     spelling_map: a `wrong||right` file of mention typos (NCBI-disease ships one).
     encoder: a trained encoder directory (`python -m spacy_biolink train --output DIR`);
         its architecture and index blocks replace the config's, its weights are loaded.
+
+    dictionary_filters: the readers' filters (languages, sources, suppressed,
+        semantic_types, synonym_scopes, xref_prefixes; see load_dictionary); None values
+        keep the reader's default. They need the v2 dictionary loader (the default config's).
 
     The directory appears complete or not at all: it is written beside its target and
     renamed into place.
@@ -120,6 +136,12 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         settings["initialize.components.bio_linker.augment"] = [str(p) for p in augment]
     if spelling_map is not None:
         settings["paths.spelling_map"] = str(spelling_map)
+    for key, value in (dictionary_filters or {}).items():
+        if key not in DICTIONARY_FILTERS:
+            raise BioLinkError(Errors.E050.format(key=key, value=value,
+                                                  what=f"one of {', '.join(DICTIONARY_FILTERS)}"))
+        if value is not None:
+            settings[DICTIONARY_PREFIX + key] = value
     settings.update(overrides or {})
     # Index overrides are applied by _index_block, over the encoder's index block where
     # it brings one: they may name sections the config lacks (index.dense.kind).

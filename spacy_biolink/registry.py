@@ -74,6 +74,31 @@ def build_dictionary_loader(path: Optional[PathLike], format: Optional[str] = No
     return load
 
 
+@registry.misc("spacy-biolink.load_dictionary.v2")
+def build_dictionary_loader_v2(path: PathLike, format: Optional[str] = None,
+                               languages: Optional[List[str]] = None,
+                               sources: Optional[List[str]] = None,
+                               suppressed: Optional[bool] = None,
+                               semantic_types: Optional[List[str]] = None,
+                               synonym_scopes: Optional[List[str]] = None,
+                               xref_prefixes: Optional[List[str]] = None,
+                               code_sources: Optional[List[str]] = None
+                               ) -> Callable[[], ConceptDictionary]:
+    """v1 plus the readers' filters (null: the reader's default). UMLS: languages
+    (["ENG"]), sources (SABs, all), suppressed (false), semantic_types (TUIs or groups
+    such as "DISO"; also filters jsonl types), code_sources (SABs whose codes become
+    alternative ids, e.g. ["MSH"]: none). OBO: synonym_scopes (["EXACT"]),
+    xref_prefixes (MeSH, OMIM, UMLS)."""
+    filters = {"languages": languages, "sources": sources, "suppressed": suppressed,
+               "semantic_types": semantic_types, "synonym_scopes": synonym_scopes,
+               "xref_prefixes": xref_prefixes, "code_sources": code_sources}
+
+    def load() -> ConceptDictionary:
+        return load_dictionary(path, format, **filters)
+
+    return load
+
+
 @registry.scorers("spacy-biolink.linking_scorer.v1")
 def make_linking_scorer() -> Callable:
     return score_linking

@@ -30,11 +30,15 @@ def names_to_concepts(dictionary: ConceptDictionary, scores: numpy.ndarray,
 
 
 def names_to_concepts_rows(dictionary: ConceptDictionary, scores: numpy.ndarray,
-                           name_ids: numpy.ndarray, limit: Optional[int] = None
+                           name_ids: numpy.ndarray, limit: Optional[int] = None,
+                           allowed: Optional[numpy.ndarray] = None
                            ) -> Tuple[List[Candidates], numpy.ndarray]:
     """names_to_concepts for each row of (n_queries, depth) arrays, in one vectorized pass
     (per-row numpy calls cost more than the work on a few dozen names): each row's first
-    `limit` (default all) candidates, and each row's number of distinct concepts."""
+    `limit` (default all) candidates, and each row's number of distinct concepts.
+
+    allowed: a bool per concept (a type filter); concepts it rules out are dropped here,
+    before the limit, so the best allowed concepts fill the k places."""
     n_rows = name_ids.shape[0]
     rows, cols = numpy.nonzero(name_ids >= 0)  # row-major: each row's names stay best first
     names, scores = name_ids[rows, cols], scores[rows, cols]
@@ -51,6 +55,9 @@ def names_to_concepts_rows(dictionary: ConceptDictionary, scores: numpy.ndarray,
         rows, scores = numpy.repeat(rows, n_owners), numpy.repeat(scores, n_owners)
     concepts = dictionary.name_concepts[positions].astype(numpy.int64)
     annotated = dictionary.name_concept_counts[positions]
+    if allowed is not None:
+        keep = allowed[concepts]
+        rows, scores, concepts, annotated = rows[keep], scores[keep], concepts[keep], annotated[keep]
     # Scores equal up to float32 summation noise are ties: "diabetes mellitus, insulin
     # dependent" and "insulin dependent diabetes mellitus" have the same n-grams.
     tied_scores = numpy.round(scores.astype(numpy.float64), TIE_DECIMALS)
@@ -71,8 +78,11 @@ def names_to_concepts_rows(dictionary: ConceptDictionary, scores: numpy.ndarray,
 
 
 def search_concepts(dictionary: ConceptDictionary, index: NameIndex, queries, k: int,
-                    *, names_per_concept: int = 4, max_depth: int = 65536) -> List[Candidates]:
-    """The k best concepts for each query row of `queries` (sparse or dense)."""
+                    *, names_per_concept: int = 4, max_depth: int = 65536,
+                    allowed: Optional[numpy.ndarray] = None) -> List[Candidates]:
+    """The k best concepts for each query row of `queries` (sparse or dense); with
+    `allowed` (a bool per concept), the k best allowed ones: the search goes deeper
+    until it has them."""
     n_queries = queries.shape[0]
     n_names = index.n_vectors
     results: List[Candidates] = [[] for _ in range(n_queries)]
@@ -81,7 +91,8 @@ def search_concepts(dictionary: ConceptDictionary, index: NameIndex, queries, k:
     while len(pending) and depth > 0:
         scores, name_ids = index.search(queries[pending], depth)
         unfinished = []
-        per_row, counts = names_to_concepts_rows(dictionary, scores, name_ids, limit=k)
+        per_row, counts = names_to_concepts_rows(dictionary, scores, name_ids, limit=k,
+                                                 allowed=allowed)
         exhausted = (depth >= n_names or depth >= max_depth) | (name_ids[:, -1] < 0)
         for row, query in enumerate(pending.tolist()):
             if counts[row] >= k or exhausted[row]:
@@ -115,11 +126,29 @@ def concept_vectors(dictionary: ConceptDictionary, name_vectors):
 
 
 def search_concept_index(index: NameIndex, queries, k: int,
-                         row_concepts: Optional[numpy.ndarray] = None) -> List[Candidates]:
+                         row_concepts: Optional[numpy.ndarray] = None,
+                         allowed: Optional[numpy.ndarray] = None,
+                         max_depth: int = 65536) -> List[Candidates]:
     """The k best concepts of an index built over concept_vectors: row id = concept, or
-    row i = concept row_concepts[i] when only some concepts were indexed."""
-    scores, ids = index.search(queries, k)
-    if row_concepts is not None:
-        ids = numpy.where(ids >= 0, row_concepts[numpy.maximum(ids, 0)], -1)
-    return [[(int(c), float(score)) for c, score in zip(id_row, score_row) if c >= 0]
-            for id_row, score_row in zip(ids.tolist(), scores.tolist())]
+    row i = concept row_concepts[i] when only some concepts were indexed. With `allowed`
+    (a bool per concept), the k best allowed ones, searching deeper until found."""
+    n_queries = queries.shape[0]
+    results: List[Candidates] = [[] for _ in range(n_queries)]
+    pending = numpy.arange(n_queries)
+    depth = min(k if allowed is None else 4 * k, index.n_vectors) or k
+    while len(pending):
+        scores, ids = index.search(queries[pending], depth)
+        if row_concepts is not None:
+            ids = numpy.where(ids >= 0, row_concepts[numpy.maximum(ids, 0)], -1)
+        exhausted = depth >= index.n_vectors or depth >= max_depth
+        unfinished = []
+        for row, (id_row, score_row) in enumerate(zip(ids.tolist(), scores.tolist())):
+            found = [(int(c), float(score)) for c, score in zip(id_row, score_row)
+                     if c >= 0 and (allowed is None or allowed[c])]
+            if len(found) >= k or exhausted or allowed is None or id_row[-1] < 0:
+                results[int(pending[row])] = found[:k]
+            else:
+                unfinished.append(int(pending[row]))
+        pending = numpy.asarray(unfinished, dtype=numpy.int64)
+        depth = min(depth * 4, index.n_vectors, max_depth)
+    return results

@@ -46,6 +46,7 @@ _ENT_TEMPLATE = """
 """
 _LINK_STYLE = "text-decoration: underline dotted; color: #1a0dab; font-weight: normal"
 _NIL_STYLE = "color: #777; font-weight: normal; font-style: italic"
+_NAME_STYLE = "color: #333; font-weight: normal; font-style: normal"
 
 
 class KbUrls:
@@ -120,25 +121,28 @@ def kb_url_template_of(nlp: Language, default: Optional[KbUrlTemplate] = None,
 def render_linked(docs: Union[Doc, Iterable[Doc]], *,
                   kb_url_template: KbUrlTemplate = DEFAULT_KB_URL_TEMPLATE,
                   nil_id: str = "NIL", page: bool = True, colors: Optional[Dict[str, str]] = None,
-                  max_candidates: int = 5) -> str:
+                  max_candidates: int = 5, kb: Optional[Mapping] = None) -> str:
     """HTML of the docs' entities (displaCy "ent" style) with their kb_ids as links.
 
     kb_url_template: a URL with {} for the id, or {prefix: URL} (see KbUrls); ids of
         MEDIC: MEDIC_KB_URL_TEMPLATES. page: a whole HTML page, else markup to embed.
+    kb: bio_linker's `kb` (concept lookup): each id is shown with its canonical name,
+        and the candidates on hover too.
     """
     install_extensions()
     if isinstance(docs, Doc):
         docs = [docs]
     urls = KbUrls(kb_url_template)
-    parsed = [_parse_doc(doc, urls, nil_id, max_candidates) for doc in docs]
+    parsed = [_parse_doc(doc, urls, nil_id, max_candidates, kb) for doc in docs]
     options = {"colors": dict(LABEL_COLORS, **(colors or {})), "template": _ENT_TEMPLATE}
     return displacy.render(parsed, style="ent", manual=True, page=page, options=options)
 
 
-def _parse_doc(doc: Doc, urls: KbUrls, nil_id: str, max_candidates: int) -> dict:
+def _parse_doc(doc: Doc, urls: KbUrls, nil_id: str, max_candidates: int,
+               kb: Optional[Mapping] = None) -> dict:
     ents = [{"start": ent.start_char, "end": ent.end_char, "label": escape(ent.label_),
              # displaCy pastes params into its template as they are: kb_link is our markup
-             "params": {"kb_link": _kb_link(ent, urls, nil_id, max_candidates)}}
+             "params": {"kb_link": _kb_link(ent, urls, nil_id, max_candidates, kb)}}
             for ent in doc.ents]
     title = doc.user_data.get("title")
     if title is None and doc.user_data.get("pmid"):
@@ -146,17 +150,26 @@ def _parse_doc(doc: Doc, urls: KbUrls, nil_id: str, max_candidates: int) -> dict
     return {"text": doc.text, "ents": ents, "title": escape(str(title)) if title else None}
 
 
-def _kb_link(ent: Span, urls: KbUrls, nil_id: str, max_candidates: int) -> str:
+def _kb_link(ent: Span, urls: KbUrls, nil_id: str, max_candidates: int,
+             kb: Optional[Mapping] = None) -> str:
     if not ent.kb_id_:
         return ""
-    hover = "; ".join(f"{concept} {score:.2f}" for concept, score in ent._.kb_ents[:max_candidates])
+
+    def name(concept_id: str) -> str:
+        return kb[concept_id].canonical_name if kb is not None and concept_id in kb else ""
+
+    hover = "; ".join(" ".join(filter(None, [concept, name(concept), f"{score:.2f}"]))
+                      for concept, score in ent._.kb_ents[:max_candidates])
     links: List[str] = []
     for concept_id in ent.kb_id_.split("|"):
         url = None if concept_id == nil_id else urls(concept_id)
+        # The name sits beside the link, not in it: the id stays the link's whole text.
+        beside = (f' <span style="{_NAME_STYLE}">{escape(name(concept_id))}</span>'
+                  if name(concept_id) else "")
         if url is None:
-            links.append(f'<span style="{_NIL_STYLE}">{escape(concept_id)}</span>')
+            links.append(f'<span style="{_NIL_STYLE}">{escape(concept_id)}</span>{beside}')
         else:
             links.append(f'<a style="{_LINK_STYLE}" href="{escape(url)}" target="_blank" '
-                         f'title="{escape(hover)}">{escape(concept_id)}</a>')
+                         f'title="{escape(hover)}">{escape(concept_id)}</a>{beside}')
     # displaCy's own kb link starts with a space to sit apart from the label
     return " " + '<span style="font-weight: normal"> | </span>'.join(links)

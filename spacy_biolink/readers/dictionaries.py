@@ -6,6 +6,8 @@ Formats
 - ctd:    CTD's official CTD_diseases.tsv / CTD_chemicals.tsv (tab-separated, `#` comments)
 - tsv:    `name<TAB>id[|alt_id...][<TAB>type]`
 - jsonl:  scispaCy's KB lines {"concept_id", "canonical_name", "aliases", "types", "definition"}
+- umls:   a UMLS release's META directory, or MRCONSO.RRF (readers/umls.py)
+- obo:    OBO 1.4 ontologies: MONDO, HPO, DOID, ChEBI (readers/obo.py)
 """
 import json
 from pathlib import Path
@@ -149,40 +151,136 @@ def _check_json_fields(path, line_no, line, record: dict) -> None:
             raise bad(key, "a list of strings")
 
 
-READERS: Dict[str, Callable[[PathLike], Iterator[Concept]]] = {
+def _read_umls(path: PathLike, **filters) -> Iterator[Concept]:
+    from .umls import read_umls
+
+    return read_umls(path, **filters)
+
+
+def _read_obo(path: PathLike, **filters) -> Iterator[Concept]:
+    from .obo import read_obo
+
+    return read_obo(path, **filters)
+
+
+READERS: Dict[str, Callable[..., Iterator[Concept]]] = {
     "medic": read_medic,
     "biosyn": read_biosyn,
     "ctd": read_ctd,
     "tsv": read_tsv,
     "jsonl": read_jsonl,
+    "umls": _read_umls,
+    "obo": _read_obo,
 }
+
+# The filters each format's reader takes (load_dictionary's keyword arguments).
+READER_FILTERS = {"umls": ("languages", "sources", "suppressed", "semantic_types",
+                           "code_sources"),
+                  "obo": ("synonym_scopes", "xref_prefixes")}
+# semantic_types also filters any format whose concepts carry TUIs as types.
+GENERIC_FILTERS = ("semantic_types",)
 
 
 def infer_format(path: PathLike) -> str:
+    """The format of a dictionary file (or UMLS META directory), from its content."""
+    from .sniff import sniff
+
     path = Path(path)
-    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    if suffixes and suffixes[-1] in (".jsonl", ".json"):
-        return "jsonl"
-    first = next((line for _, line in _lines(path)), "")
-    if first.startswith("{"):
-        return "jsonl"
-    if first.startswith("#") and "CTD" in first or first.startswith("# Fields"):
-        return "ctd"
-    if "||" in first:
-        # Several `|`-separated names after `||` is MEDIC; one name is BioSyn's layout,
-        # which the MEDIC reader reads identically unless a name holds a `|`.
-        return "medic"
-    if "\t" in first:
-        return "tsv"
-    raise BioLinkError(Errors.E003.format(path=path, first=first[:80]))
+    fmt, _ = sniff(path)
+    if fmt is None:
+        first = "" if path.is_dir() else next((line for _, line in _lines(path)), "")
+        raise BioLinkError(Errors.E003.format(path=path, first=first[:80]))
+    return fmt
 
 
-def load_dictionary(path: PathLike, format: Optional[str] = None) -> ConceptDictionary:
-    """Read a dictionary file (plain or .gz) into a ConceptDictionary."""
+def _filter_types(concepts: Iterator[Concept], allowed) -> Iterator[Concept]:
+    for concept in concepts:
+        if not allowed.isdisjoint(concept.type.split(ID_SEPARATOR)):
+            yield concept
+
+
+def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> ConceptDictionary:
+    """Read a dictionary file (plain or .gz), or a UMLS META directory, into a
+    ConceptDictionary.
+
+    format: medic, biosyn, ctd, tsv, jsonl, umls or obo; inferred from the content when
+        None. A named format that the content plainly contradicts is an error (E040).
+    filters (None: the reader's default):
+        umls: languages (["ENG"]), sources (all), suppressed (False),
+            semantic_types (TUIs or semantic groups such as "DISO"; also for jsonl types),
+            code_sources (SABs whose codes become alternative ids, e.g. ["MSH"]; none);
+        obo: synonym_scopes (["EXACT"]), xref_prefixes (MESH, OMIM, UMLS and spellings).
+    """
+    from .sniff import check_format
+
     path = Path(path)
     if not path.exists():
         raise BioLinkError(Errors.E002.format(path=path))
     fmt = format or infer_format(path)
     if fmt not in READERS:
         raise BioLinkError(Errors.E004.format(fmt=fmt, path=path, formats=", ".join(READERS)))
-    return ConceptDictionary.from_concepts(READERS[fmt](path), source=str(path))
+    if path.is_dir() and fmt != "umls":
+        raise BioLinkError(Errors.E041.format(path=path))
+    if format is not None and not path.is_dir():
+        check_format(path, format)
+    given = {key: value for key, value in filters.items() if value is not None}
+    if not given.get("semantic_types", True):
+        del given["semantic_types"]  # [] is no filter, not "no type at all"
+    own = READER_FILTERS.get(fmt, ())
+    for key in given:
+        if key not in own and key not in GENERIC_FILTERS:
+            applies = [f for f, keys in READER_FILTERS.items() if key in keys]
+            raise BioLinkError(Errors.E048.format(key=key, fmt=fmt, path=path,
+                                                  applies=" or ".join(applies) or "none"))
+    concepts = READERS[fmt](path, **{k: v for k, v in given.items() if k in own})
+    if "semantic_types" in given and "semantic_types" not in own:
+        from .umls import expand_semantic_types
+
+        concepts = _filter_types(concepts, expand_semantic_types(given["semantic_types"]))
+    canonical = _CanonicalNames()
+    dictionary = ConceptDictionary.from_concepts(canonical.record(concepts), source=str(path))
+    dictionary.canonical_names = canonical.table(dictionary)
+    return dictionary
+
+
+class _CanonicalNames:
+    """Each concept's first name as its reader gave it, kept as UTF-8 bytes and offsets
+    (no string per concept), in the order from_concepts numbers concepts: by first
+    appearance of the primary id."""
+
+    def __init__(self):
+        import array
+
+        self.blob = bytearray()
+        self.offsets = array.array("q", [0])
+        self.ids: list = []
+
+    def record(self, concepts: Iterator[Concept]) -> Iterator[Concept]:
+        for concept in concepts:
+            ids = [i for i in (x.strip() for x in concept.ids) if i]
+            if ids:
+                first = next((n.strip() for n in concept.names if n.strip()), "")
+                self.blob += first.encode("utf8")
+                self.offsets.append(len(self.blob))
+                self.ids.append(ids[0])
+            yield concept
+
+    def table(self, dictionary: ConceptDictionary):
+        import numpy
+
+        from ..dictionary import StringTable
+
+        if len(self.ids) == dictionary.n_concepts:
+            self.ids = []
+            return StringTable(numpy.frombuffer(bytes(self.blob), dtype=numpy.uint8),
+                               numpy.frombuffer(self.offsets, dtype=numpy.int64).copy())
+        # Lines repeating a primary id were merged: the first line's name is canonical
+        # (and a first line without names gives way to the next with one).
+        data, offsets = bytes(self.blob), self.offsets
+        first: Dict[str, str] = {}
+        for i, primary in enumerate(self.ids):
+            if not first.get(primary):
+                first[primary] = data[offsets[i]:offsets[i + 1]].decode("utf8")
+        self.ids = []
+        return StringTable.from_strings(first.get(dictionary.primary_id(c), "")
+                                        for c in range(dictionary.n_concepts))
