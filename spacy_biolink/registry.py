@@ -58,24 +58,19 @@ def build_mention_normalizer(lowercase: bool = True, remove_punctuation: bool = 
 
 
 @registry.misc("spacy-biolink.load_dictionary.v1")
-def build_dictionary_loader(path: Optional[PathLike], format: Optional[str] = None
+def build_dictionary_loader(path: PathLike, format: Optional[str] = None
                             ) -> Callable[[], ConceptDictionary]:
     """For [initialize.components.bio_linker.dictionary]: read only when initialize runs.
-
-    path may be null in a shipped config (`spacy debug config` resolves [initialize]
-    without running it); it must be set by the time the pipeline is initialized.
-    """
+    Frozen; v2 adds the readers' filters and a null path in shipped configs."""
 
     def load() -> ConceptDictionary:
-        if path is None:
-            raise BioLinkError(Errors.E900)
         return load_dictionary(path, format)
 
     return load
 
 
 @registry.misc("spacy-biolink.load_dictionary.v2")
-def build_dictionary_loader_v2(path: PathLike, format: Optional[str] = None,
+def build_dictionary_loader_v2(path: Optional[PathLike], format: Optional[str] = None,
                                languages: Optional[List[str]] = None,
                                sources: Optional[List[str]] = None,
                                suppressed: Optional[bool] = None,
@@ -88,12 +83,18 @@ def build_dictionary_loader_v2(path: PathLike, format: Optional[str] = None,
     (["ENG"]), sources (SABs, all), suppressed (false), semantic_types (TUIs or groups
     such as "DISO"; also filters jsonl types), code_sources (SABs whose codes become
     alternative ids, e.g. ["MSH"]: none). OBO: synonym_scopes (["EXACT"]),
-    xref_prefixes (MeSH, OMIM, UMLS)."""
+    xref_prefixes (MeSH, OMIM, UMLS).
+
+    path may be null in a shipped config (`spacy debug config` resolves [initialize]
+    without running it); it must be set by the time the pipeline is initialized.
+    """
     filters = {"languages": languages, "sources": sources, "suppressed": suppressed,
                "semantic_types": semantic_types, "synonym_scopes": synonym_scopes,
                "xref_prefixes": xref_prefixes, "code_sources": code_sources}
 
     def load() -> ConceptDictionary:
+        if path is None:
+            raise BioLinkError(Errors.E900)
         return load_dictionary(path, format, **filters)
 
     return load

@@ -453,12 +453,12 @@ def test_undecodable_bytes_and_unknown_filters_are_named(meta, tmp_path):
     rows = (meta / "MRCONSO.RRF").read_bytes().splitlines()
     rows[2] = rows[2].replace(b"|ENG|", b"|ENG\xe9|")  # Latin-1, not UTF-8
     (bad / "MRCONSO.RRF").write_bytes(b"\n".join(rows))
-    with pytest.raises(BioLinkError, match=r"E049.*MRCONSO.RRF:3"):
+    with pytest.raises(BioLinkError, match=r"E013.*MRCONSO.RRF:3"):  # the shared opener (files.py)
         load_dictionary(bad, "umls")
     obo = tmp_path / "latin1.obo"
     obo.write_bytes(OBO.encode("utf8").replace(b"Huntington disease", b"Huntington d\xe9sease"))
     line = OBO.splitlines().index("name: Huntington disease") + 1
-    with pytest.raises(BioLinkError, match=rf"E049.*latin1.obo:{line}:"):
+    with pytest.raises(BioLinkError, match=rf"E013.*latin1.obo:{line}:"):
         load_dictionary(obo, "obo")
     with pytest.raises(BioLinkError, match="E050"):
         init_linker(None, meta, format="umls", dictionary_filters={"language": ["ENG"]})
