@@ -167,6 +167,10 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         # encoder's scores have their own scale, and its dev scores were taken without.
         if "components.bio_linker.prior_weight" not in (overrides or {}):
             linker["prior_weight"] = 0.0
+        # Likewise the NIL threshold (0.45 was chosen on TF-IDF cosines): no NIL unless
+        # asked for; benchmarks/nil_threshold.py picks one on dev for this encoder.
+        if "components.bio_linker.threshold" not in (overrides or {}):
+            linker["threshold"] = 0.0
     linker["index"] = _index_block(index_config, overrides)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     if encoder is not None:

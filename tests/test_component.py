@@ -292,3 +292,25 @@ def test_add_names_to_a_live_linker_without_refitting(tiny_dictionary, tmp_path)
     with pytest.raises(BioLinkError, match="E107"):
         linker.add_names([("fine", "D003924"), ("unknown thing", "D999999")])
     assert linker.dictionary.n_names == n_names  # all or nothing
+
+
+def test_default_threshold_gives_nil_to_junk_over_medic():
+    """Issue 21: with the default config, junk gets NIL and a disease its MeSH id. The
+    default threshold (0.45) was chosen on dev (benchmarks/nil_threshold.py)."""
+    import warnings
+    from pathlib import Path
+
+    from spacy_biolink import load_dictionary
+
+    from .conftest import doc_with_ents
+
+    medic = Path(__file__).resolve().parent.parent / "assets" / "medic_06Jul2012.txt.gz"
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bio_linker")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # W001: MEDIC shares some names between concepts
+        nlp.get_pipe("bio_linker").initialize(dictionary=load_dictionary(medic))
+    text = "Patients with type 2 diabetes, xyzzy foo and the patient."
+    doc = nlp(doc_with_ents(nlp, text, ["type 2 diabetes", "xyzzy foo", "the patient"]))
+    assert [ent.kb_id_ for ent in doc.ents] == ["D003924", "NIL", "NIL"]
+    assert [len(ent._.kb_ents) > 0 for ent in doc.ents] == [True, False, False]
