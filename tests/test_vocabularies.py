@@ -401,30 +401,6 @@ def test_obo_reader_on_arbitrary_content(tmp_path, data):
     _read_all(path, "obo")
 
 
-def test_readme_medic_example_prints_what_it_shows(tmp_path, monkeypatch, capsys):
-    """The README's first Python example, run on the shipped MEDIC: each `# ...` comment
-    line under a print is what that print writes (up to its `...`)."""
-    import re
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    readme = (root / "README.md").read_text(encoding="utf8")
-    code = re.search(r"## Use.*?```python\n(.*?)```", readme, re.S).group(1)
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "medic.txt.gz").symlink_to(root / "assets" / "medic_06Jul2012.txt.gz")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        exec(compile(code, "README.md", "exec"), {})
-    printed = capsys.readouterr().out.splitlines()
-    shown = [line[2:] for line in code.splitlines() if line.startswith("# ")]
-    shown += [line.split("#", 1)[1].strip() for line in code.splitlines()
-              if line.startswith("print(") and "#" in line]
-    assert shown
-    for expected in shown:
-        prefix = expected.split("...")[0].rstrip(", ")
-        assert any(line.startswith(prefix) for line in printed), (expected, printed)
-
-
 def test_link_jsonl_and_displacy_show_canonical_names(tmp_path):
     from spacy_biolink.link_files import link_documents, read_input_documents
     from spacy_biolink.visualize import render_linked
