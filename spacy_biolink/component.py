@@ -27,7 +27,7 @@ from .dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
 from .errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
 from .index import NameIndex, exact_index, exact_index_from_state
-from .search import Candidates, concept_vectors, search_concept_index, search_concepts
+from .index.concepts import Candidates, concept_vectors, search_concept_index, search_concepts
 from .text.abbreviations import AbbreviationResolver, expand
 from .text.composites import split_composite
 from .text.normalize import MentionNormalizer, read_spelling_map

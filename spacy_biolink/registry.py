@@ -10,7 +10,7 @@ from spacy.util import registry
 from .dictionary import ConceptDictionary
 from .encoders.tfidf import tfidf_encoder
 from .evaluation.scorer import score_linking
-from .hybrid_index import HybridIndex
+from .index import HybridIndex
 from .index import FaissIndex, SparseIndex
 from .readers.dictionaries import load_dictionary
 from .text.normalize import MentionNormalizer
@@ -40,7 +40,7 @@ def build_faiss_index(kind: str = "flat", hnsw_m: int = 32, ef_construction: int
 def build_hybrid_index(dense_width: int, dense: FaissIndex, sparse: SparseIndex,
                        candidates: int = 64) -> HybridIndex:
     """For [dense | sparse] rows (HybridEncoder, BioSyn): each part's `candidates` best
-    names, the union rescored by the full sum (hybrid_index.py)."""
+    names, the union rescored by the full sum (index/hybrid.py)."""
     return HybridIndex(dense_width, dense, sparse, candidates=candidates)
 
 
