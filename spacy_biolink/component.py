@@ -59,7 +59,9 @@ min_df = 1
     requires=[],
     default_config={
         "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
-        "index": {"@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 256},
+        # Exact sparse search below 500,000 names, pruned above (index/pruned.py);
+        # "spacy-biolink.SparseIndex.v1" is always exact.
+        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v1", "chunk_size": 256},
         "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
                        "remove_punctuation": True, "spelling_variants": True,
                        "strip_plurals": True},

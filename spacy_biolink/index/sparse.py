@@ -78,6 +78,10 @@ class NameIndex:
         return self.from_state(msg["meta"], msg["arrays"])
 
 
+# Arrays of sparse indexes that from_disk memory-maps (the big ones: one entry per posting).
+MMAP_ARRAYS = ("data", "indices", "rows_data", "rows_indices", "rows_indptr")
+
+
 class SparseIndex(NameIndex):
     """Exact inner-product search over L2-normalised sparse rows (TF-IDF).
 
@@ -182,6 +186,11 @@ class SparseIndex(NameIndex):
         m = self.names_t
         return ({"type": "sparse", "shape": list(m.shape)},
                 {"data": m.data, "indices": m.indices, "indptr": m.indptr})
+
+    def from_disk(self, path, exclude=tuple()) -> "SparseIndex":
+        # Memory-mapped: spacy.load reads no postings, and processes that load one
+        # pipeline share its pages.
+        return self.from_state(*read_arrays(path, mmap=MMAP_ARRAYS))
 
     def from_state(self, meta: dict, arrays: dict) -> "SparseIndex":
         self.names_t = sparse.csr_matrix(
