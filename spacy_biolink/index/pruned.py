@@ -105,10 +105,12 @@ class PrunedSparseIndex(SparseIndex):
                                                   value=float(data.min())))
 
     def search(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
+        if not self.prunes:
+            return SparseIndex.search(self, queries, k)
         queries = self._check_queries(queries)
         kernel = _sparse_kernels()
         rows = self._prepared_rows(kernel)
-        if (not self.prunes or rows is None or k == 0 or queries.shape[0] == 0
+        if (rows is None or k == 0 or queries.shape[0] == 0
                 or not numpy.isfinite(queries.data).all() or (queries.data < 0).any()):
             return SparseIndex.search(self, queries, k)
         queries = queries.copy()
