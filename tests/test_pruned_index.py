@@ -200,3 +200,14 @@ def test_linker_with_pruned_search_links_as_with_exact_search(tiny_dictionary, t
     loaded = spacy.load(tmp_path / "nlp")
     assert loaded.get_pipe("bio_linker").index.prunes
     assert [e.kb_id_ for e in loaded(doc_with_ents(loaded, text, ents)).ents] == got
+
+
+def test_auto_index_searches_rows_with_negative_values_exactly(rows):
+    names, queries = rows
+    signed = sparse.csr_matrix(names.multiply(numpy.where(
+        numpy.arange(names.shape[1]) % 2, 1, -1).astype(numpy.float32)), dtype=numpy.float32)
+    index = AutoSparseIndex(min_names=1, coverage=0.5, candidates=10)
+    index.build(signed)
+    assert not index.prunes
+    for a, b in zip(index.search(queries, 10), exact(signed).search(queries, 10)):
+        numpy.testing.assert_array_equal(a, b)

@@ -76,7 +76,8 @@ class PrunedSparseIndex(SparseIndex):
 
     def build(self, vectors: sparse.csr_matrix) -> None:
         self._check_kind(vectors)
-        self._check_non_negative(vectors)
+        if self.prunes:
+            self._check_non_negative(vectors)
         super().build(vectors)
         self._build_rows(vectors)
 
@@ -84,7 +85,8 @@ class PrunedSparseIndex(SparseIndex):
         self._check_kind(vectors)
         if self.names_t is None:
             return self.build(vectors)
-        self._check_non_negative(vectors)
+        if self.prunes:
+            self._check_non_negative(vectors)
         super().add(vectors)
         self._build_rows(sparse.vstack([self.rows, vectors], format="csr")
                          if self.rows is not None else self.names_t.T)
@@ -167,9 +169,15 @@ class PrunedSparseIndex(SparseIndex):
         return self
 
 
+def _non_negative(vectors) -> bool:
+    data = sparse.csr_matrix(vectors).data
+    return bool(not len(data) or data.min() >= 0)
+
+
 class AutoSparseIndex(PrunedSparseIndex):
     """Exact search (as SparseIndex) for dictionaries under `min_names` names, pruned
-    search (as PrunedSparseIndex) from there on. The choice is made when the index is built
+    search (as PrunedSparseIndex) from there on, for non-negative rows (TF-IDF; rows with
+    negative values, e.g. BioSyn's [dense | sparse], are always searched exactly). The choice is made when the index is built
     and saved with it, so a pipeline links the same way after spacy.load."""
 
     state_type = "auto_sparse"
@@ -185,15 +193,16 @@ class AutoSparseIndex(PrunedSparseIndex):
         return self._pruning and self.coverage < 1
 
     def build(self, vectors: sparse.csr_matrix) -> None:
-        self._pruning = vectors.shape[0] >= self.min_names
+        self._check_kind(vectors)
+        self._pruning = bool(vectors.shape[0] >= self.min_names and _non_negative(vectors))
         super().build(vectors)
 
     def add(self, vectors: sparse.csr_matrix) -> None:
+        self._check_kind(vectors)
         if self.names_t is not None and not self._pruning and \
-                self.n_vectors + vectors.shape[0] >= self.min_names:
+                self.n_vectors + vectors.shape[0] >= self.min_names and \
+                _non_negative(vectors) and _non_negative(self.names_t):
             self._pruning = True
-            self._check_kind(vectors)
-            self._check_non_negative(vectors)
             SparseIndex.add(self, vectors)
             self._build_rows(self.names_t.T)
             return
