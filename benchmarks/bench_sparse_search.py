@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     import spacy
     from spacy_biolink.corpora import read_pubtator
     from spacy_biolink.index import SparseIndex
-    from spacy_biolink.search import search_concepts
+    from spacy_biolink.index.concepts import search_concepts
 
     if args.pipeline and args.pipeline.exists():
         nlp = spacy.load(args.pipeline)

@@ -30,9 +30,9 @@ from .dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
 from .errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
 from .index import NameIndex, exact_index, exact_index_from_state
+from .index.concepts import Candidates, concept_vectors, search_concept_index, search_concepts
 from .nothing_to_link import NothingToLinkCheck, checked
 from .safe_models import check_index, check_model
-from .search import Candidates, concept_vectors, search_concept_index, search_concepts
 from .text.abbreviations import AbbreviationResolver, expand
 from .text.composites import split_composite
 from .text.normalize import MentionNormalizer, read_spelling_map
@@ -65,7 +65,9 @@ min_df = 1
     requires=["doc.ents"],
     default_config={
         "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
-        "index": {"@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 256},
+        # Exact sparse search below 500,000 names, pruned above (index/pruned.py);
+        # "spacy-biolink.SparseIndex.v1" is always exact.
+        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v1", "chunk_size": 256},
         "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
                        "remove_punctuation": True, "spelling_variants": True,
                        "strip_plurals": True},

@@ -119,7 +119,9 @@ class ConceptDictionary:
         types: List[str] = []
         definitions: List[str] = []
         name_index: Dict[str, int] = {}
-        name_to_concepts: List[List[int]] = []
+        # A name's concept as a plain int, a list only for names shared by several
+        # concepts: at 10M names the per-name lists were ~1 GB of the build's peak.
+        name_to_concepts: List = []
         for concept in concepts:
             ids = [i for i in (x.strip() for x in concept.ids) if i]
             if not ids:
@@ -142,17 +144,25 @@ class ConceptDictionary:
                 n = name_index.get(name)
                 if n is None:
                     name_index[name] = len(name_to_concepts)
-                    name_to_concepts.append([c])
-                elif c not in name_to_concepts[n]:
-                    name_to_concepts[n].append(c)
+                    name_to_concepts.append(c)
+                else:
+                    owners = name_to_concepts[n]
+                    if isinstance(owners, int):
+                        if owners != c:
+                            name_to_concepts[n] = [owners, c]
+                    elif c not in owners:
+                        owners.append(c)
         # A concept with no name can never be retrieved; keep it out of the index but
         # fail loudly when nothing at all is left.
         if not name_to_concepts:
             raise BioLinkError(Errors.E005.format(source=source))
         indptr = numpy.zeros(len(name_to_concepts) + 1, dtype=numpy.int64)
-        numpy.cumsum([len(cs) for cs in name_to_concepts], out=indptr[1:])
-        flat = numpy.fromiter((c for cs in name_to_concepts for c in cs), dtype=numpy.int32,
-                              count=int(indptr[-1]))
+        numpy.cumsum(numpy.fromiter((1 if isinstance(cs, int) else len(cs)
+                                     for cs in name_to_concepts), dtype=numpy.int64,
+                                    count=len(name_to_concepts)), out=indptr[1:])
+        flat = numpy.fromiter((c for cs in name_to_concepts
+                               for c in ((cs,) if isinstance(cs, int) else cs)),
+                              dtype=numpy.int32, count=int(indptr[-1]))
         return cls(
             StringTable.from_strings(ID_SEPARATOR.join(ids) for ids in all_ids),
             StringTable.from_strings(name_index.keys()),

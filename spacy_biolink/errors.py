@@ -165,6 +165,13 @@ class Errors(metaclass=ErrorsWithCodes):
             "its dense_width {dense_width}: the rows are not [dense | sparse] hybrid rows, "
             "or dense_width is wrong. Use it with a HybridEncoder or BioSyn encoder and "
             "set dense_width to the dense part's width.")
+    E220 = ("spacy-biolink.{index}: coverage = {coverage} must be in (0, 1] and candidates "
+            "= {candidates} at least 1. coverage is the share of each query's squared "
+            "weight whose n-grams are read (1 = exact search); candidates the names rescored "
+            "exactly per query.")
+    E221 = ("spacy-biolink.{index} holds only non-negative vectors (TF-IDF rows), as its "
+            "pruning bounds assume; the rows given have a negative value ({value}). Use "
+            "spacy-biolink.SparseIndex.v1 for such rows.")
 
     # Corpora
     E301 = ("{path}:{line}: malformed PubTator line: {reason}. The line was: {text!r}. "

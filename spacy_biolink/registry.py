@@ -11,8 +11,8 @@ from .dictionary import ConceptDictionary
 from .encoders.tfidf import tfidf_encoder
 from .errors import BioLinkError, Errors
 from .evaluation.scorer import score_linking
-from .hybrid_index import HybridIndex
-from .index import FaissIndex, SparseIndex
+from .index import HybridIndex
+from .index import AUTO_MIN_NAMES, AutoSparseIndex, FaissIndex, PrunedSparseIndex, SparseIndex
 from .readers.dictionaries import load_dictionary
 from .text.normalize import MentionNormalizer
 from .util import PathLike
@@ -29,6 +29,22 @@ def build_sparse_index(chunk_size: int = 256) -> SparseIndex:
     return SparseIndex(chunk_size=chunk_size)
 
 
+@registry.misc("spacy-biolink.PrunedSparseIndex.v1")
+def build_pruned_sparse_index(coverage: float = 0.8, candidates: int = 256,
+                              chunk_size: int = 256) -> PrunedSparseIndex:
+    """Sparse search reading each query's rarest n-grams (coverage of its squared weight),
+    the best `candidates` names rescored exactly (index/pruned.py); coverage 1 is exact."""
+    return PrunedSparseIndex(coverage=coverage, candidates=candidates, chunk_size=chunk_size)
+
+
+@registry.misc("spacy-biolink.AutoSparseIndex.v1")
+def build_auto_sparse_index(min_names: int = AUTO_MIN_NAMES, coverage: float = 0.8,
+                            candidates: int = 256, chunk_size: int = 256) -> AutoSparseIndex:
+    """Exact sparse search below min_names names, PrunedSparseIndex's from there on."""
+    return AutoSparseIndex(min_names=min_names, coverage=coverage, candidates=candidates,
+                           chunk_size=chunk_size)
+
+
 @registry.misc("spacy-biolink.FaissIndex.v1")
 def build_faiss_index(kind: str = "flat", hnsw_m: int = 32, ef_construction: int = 80,
                       ef_search: int = 64, nlist: int = 0, nprobe: int = 16,
@@ -41,7 +57,7 @@ def build_faiss_index(kind: str = "flat", hnsw_m: int = 32, ef_construction: int
 def build_hybrid_index(dense_width: int, dense: FaissIndex, sparse: SparseIndex,
                        candidates: int = 64) -> HybridIndex:
     """For [dense | sparse] rows (HybridEncoder, BioSyn): each part's `candidates` best
-    names, the union rescored by the full sum (hybrid_index.py)."""
+    names, the union rescored by the full sum (index/hybrid.py)."""
     return HybridIndex(dense_width, dense, sparse, candidates=candidates)
 
 

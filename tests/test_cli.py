@@ -84,8 +84,8 @@ def test_init_linker_takes_dotted_config_overrides(files, tmp_path):
     assert config["components"]["bio_linker"]["k"] == 7
     assert config["components"]["bio_linker"]["prior_weight"] == 0
     # without an encoder, index overrides apply to the default config's index
-    assert config["components"]["bio_linker"]["index"] == {
-        "@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 64}
+    index = config["components"]["bio_linker"]["index"]
+    assert (index["@misc"], index["chunk_size"]) == ("spacy-biolink.AutoSparseIndex.v1", 64)
 
 
 def test_format_is_inferred_and_outputs_are_not_overwritten(files, tmp_path):

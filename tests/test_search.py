@@ -4,7 +4,7 @@ from scipy import sparse
 
 from spacy_biolink.dictionary import Concept, ConceptDictionary
 from spacy_biolink.index import SparseIndex
-from spacy_biolink.search import names_to_concepts, search_concepts
+from spacy_biolink.index.concepts import names_to_concepts, search_concepts
 
 
 def one_hot_index(n_names, n_features):
@@ -48,7 +48,7 @@ def test_concept_level_index_searches_concept_means(tiny_dictionary):
     import numpy
     from scipy import sparse
 
-    from spacy_biolink.search import concept_vectors
+    from spacy_biolink.index.concepts import concept_vectors
 
     from .conftest import doc_with_ents, make_linker_nlp
 

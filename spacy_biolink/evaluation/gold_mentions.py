@@ -29,7 +29,7 @@ from ..component import BioLinker, Mention
 from ..corpora.pubtator import read_pubtator
 from ..errors import BioLinkError, Errors
 from ..ids import split_gold_id_parts
-from ..search import Candidates
+from ..index.concepts import Candidates
 from ..util import PathLike
 
 RULES = ("strict", "lenient")

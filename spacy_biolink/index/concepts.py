@@ -10,8 +10,8 @@ from typing import List, Optional, Tuple
 import numpy
 from scipy import sparse
 
-from .dictionary import ConceptDictionary
-from .index import NameIndex
+from ..dictionary import ConceptDictionary
+from .sparse import NameIndex
 
 Candidates = List[Tuple[int, float]]  # (concept index, score), best first
 

@@ -1,4 +1,4 @@
-"""Nearest-name search: exact sparse top-k (scipy) and dense top-k (faiss).
+"""Nearest-name search: exact sparse top-k (scipy, numba kernels), the base of every index.
 
 Both hold one vector per dictionary NAME and answer `search(queries, k)` with
 `(scores, name_ids)` arrays of shape (n_queries, k), best first, ties broken by the lower
@@ -10,10 +10,9 @@ from typing import Optional, Tuple
 import numpy
 import srsly
 from scipy import sparse
-from tqdm import tqdm
 
-from .errors import BioLinkError, Errors
-from .util import read_arrays, write_arrays
+from ..errors import BioLinkError, Errors
+from ..util import read_arrays, write_arrays
 
 SearchResult = Tuple[numpy.ndarray, numpy.ndarray]
 
@@ -46,7 +45,7 @@ def _sparse_kernels():
     global _KERNELS
     if _KERNELS is None:
         try:
-            from . import sparse_kernels
+            from . import kernels as sparse_kernels
         except ImportError as err:
             warnings.warn(f"spacy_biolink: numba unavailable ({err}); SparseIndex.search "
                           "falls back to the slower scipy product.", RuntimeWarning)
@@ -77,6 +76,10 @@ class NameIndex:
     def from_bytes(self, data: bytes, exclude=tuple()) -> "NameIndex":
         msg = srsly.msgpack_loads(data)
         return self.from_state(msg["meta"], msg["arrays"])
+
+
+# Arrays of sparse indexes that from_disk memory-maps (the big ones: one entry per posting).
+MMAP_ARRAYS = ("data", "indices", "rows_data", "rows_indices", "rows_indptr")
 
 
 class SparseIndex(NameIndex):
@@ -184,119 +187,14 @@ class SparseIndex(NameIndex):
         return ({"type": "sparse", "shape": list(m.shape)},
                 {"data": m.data, "indices": m.indices, "indptr": m.indptr})
 
+    def from_disk(self, path, exclude=tuple()) -> "SparseIndex":
+        # Memory-mapped: spacy.load reads no postings, and processes that load one
+        # pipeline share its pages.
+        return self.from_state(*read_arrays(path, mmap=MMAP_ARRAYS))
+
     def from_state(self, meta: dict, arrays: dict) -> "SparseIndex":
         self.names_t = sparse.csr_matrix(
             (arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(meta["shape"]))
-        return self
-
-
-FAISS_KINDS = ("flat", "hnsw", "ivf", "ivfpq")
-
-
-class FaissIndex(NameIndex):
-    """Dense inner-product search with faiss: exact (flat) or approximate (hnsw, ivf,
-    ivfpq for 10M+ names, where flat float32 vectors no longer fit in memory)."""
-
-    vector_kind = "dense"
-
-    def __init__(self, kind: str = "flat", hnsw_m: int = 32, ef_construction: int = 80,
-                 ef_search: int = 64, nlist: int = 0, nprobe: int = 16, pq_m: int = 16,
-                 add_batch_size: int = 65536):
-        if kind not in FAISS_KINDS:
-            raise BioLinkError(Errors.E204.format(kind=kind, kinds=", ".join(FAISS_KINDS)))
-        self.kind = kind
-        self.hnsw_m = hnsw_m
-        self.ef_construction = ef_construction
-        self.ef_search = ef_search
-        self.nlist = nlist
-        self.nprobe = nprobe
-        self.pq_m = pq_m
-        self.add_batch_size = add_batch_size
-        self.index = None
-
-    @property
-    def n_vectors(self) -> int:
-        return 0 if self.index is None else int(self.index.ntotal)
-
-    @property
-    def is_built(self) -> bool:
-        return self.index is not None
-
-    def _new_index(self, vectors: numpy.ndarray):
-        import faiss
-
-        n, dim = vectors.shape
-        metric = faiss.METRIC_INNER_PRODUCT
-        if self.kind == "flat":
-            return faiss.IndexFlatIP(dim)
-        if self.kind == "hnsw":
-            index = faiss.IndexHNSWFlat(dim, self.hnsw_m, metric)
-            index.hnsw.efConstruction = self.ef_construction
-            return index
-        # IVF wants ~sqrt(n) lists and at least ~39 training points per list.
-        nlist = self.nlist or max(1, min(int(4 * numpy.sqrt(n)), n // 39 or 1))
-        quantizer = faiss.IndexFlatIP(dim)
-        if self.kind == "ivf":
-            index = faiss.IndexIVFFlat(quantizer, dim, nlist, metric)
-        else:
-            pq_m = self.pq_m if dim % self.pq_m == 0 else 1
-            index = faiss.IndexIVFPQ(quantizer, dim, nlist, pq_m, 8, metric)
-        index.train(vectors)
-        return index
-
-    def build(self, vectors: numpy.ndarray) -> None:
-        vectors = self._as_dense(vectors)
-        self.index = self._new_index(vectors)
-        self._add(vectors)
-
-    def add(self, vectors: numpy.ndarray) -> None:
-        vectors = self._as_dense(vectors)
-        if self.index is None:
-            return self.build(vectors)
-        self._add(vectors)
-
-    def _add(self, vectors: numpy.ndarray) -> None:
-        batches = range(0, len(vectors), self.add_batch_size)
-        for start in tqdm(batches, desc="faiss index", unit="batch", disable=len(batches) < 4):
-            self.index.add(vectors[start:start + self.add_batch_size])
-
-    def search(self, queries: numpy.ndarray, k: int) -> SearchResult:
-        if self.index is None:
-            raise BioLinkError(Errors.E207.format(index="faiss"))
-        queries = self._as_dense(queries)
-        if self.kind == "hnsw":
-            self.index.hnsw.efSearch = max(self.ef_search, k)
-        elif self.kind in ("ivf", "ivfpq"):
-            self.index.nprobe = self.nprobe
-        take = min(k, self.n_vectors)
-        scores, ids = _empty_result(len(queries), k)
-        if take == 0 or len(queries) == 0:
-            return scores, ids
-        found_scores, found_ids = self.index.search(queries, take)
-        # faiss orders ties arbitrarily; order them by id so results are reproducible.
-        order = numpy.lexsort((found_ids, -found_scores), axis=-1)
-        scores[:, :take] = numpy.take_along_axis(found_scores, order, axis=1)
-        ids[:, :take] = numpy.take_along_axis(found_ids, order, axis=1)
-        scores[ids < 0] = 0.0
-        return scores, ids
-
-    def _as_dense(self, vectors) -> numpy.ndarray:
-        if sparse.issparse(vectors):
-            raise BioLinkError(Errors.E206.format(index="FaissIndex", needs="dense",
-                                                  got="sparse"))
-        return numpy.ascontiguousarray(vectors, dtype=numpy.float32)
-
-    def to_state(self) -> Tuple[dict, dict]:
-        import faiss
-
-        if self.index is None:
-            raise BioLinkError(Errors.E207.format(index="faiss"))
-        return {"type": "faiss", "kind": self.kind}, {"faiss": faiss.serialize_index(self.index)}
-
-    def from_state(self, meta: dict, arrays: dict) -> "FaissIndex":
-        import faiss
-
-        self.index = faiss.deserialize_index(numpy.asarray(arrays["faiss"], dtype=numpy.uint8))
         return self
 
 
@@ -304,6 +202,8 @@ def exact_index(vectors) -> NameIndex:
     """A brute-force index over `vectors`: SparseIndex for sparse rows, a flat FaissIndex
     for dense ones. For small sets that must be searched exactly (the sieve's training
     mentions), whatever index the main search uses."""
+    from .faiss import FaissIndex
+
     index = SparseIndex() if sparse.issparse(vectors) else FaissIndex("flat")
     index.build(vectors)
     return index
@@ -314,5 +214,7 @@ def exact_index_from_state(meta: dict, arrays: dict) -> NameIndex:
     if meta.get("type") == "sparse":
         return SparseIndex().from_state(meta, arrays)
     if meta.get("type") == "faiss":
+        from .faiss import FaissIndex
+
         return FaissIndex(meta.get("kind", "flat")).from_state(meta, arrays)
     raise KeyError(f"index type {meta.get('type')!r}")

@@ -18,8 +18,9 @@ from typing import Tuple
 import numpy
 from scipy import sparse
 
-from .errors import BioLinkError, Errors
-from .index import FaissIndex, NameIndex, SearchResult, SparseIndex, _empty_result, top_k
+from ..errors import BioLinkError, Errors
+from .faiss import FaissIndex
+from .sparse import NameIndex, SearchResult, SparseIndex, _empty_result, top_k
 
 # faiss kinds whose vectors can be read back exactly for rescoring
 RECONSTRUCTIBLE = ("flat", "hnsw")

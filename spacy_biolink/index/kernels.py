@@ -311,3 +311,47 @@ def _readonly(array, dtype):
     view = numpy.ascontiguousarray(array, dtype=dtype).view()
     view.flags.writeable = False
     return view
+
+
+
+
+
+@_jit(types.void(_RO_U64, _RO_U32, _RO_F32, _RO_U64, _RO_U32, _RO_F32, types.int64[:, ::1],
+                types.float32[:, ::1], types.float32[::1]))
+def _rescore_rows(q_indptr, q_indices, q_data, f_indptr, f_indices, f_data, candidates,
+                  out_scores, qbuf):
+    """Exact scores of each query row against its candidate names (-1: none), through the
+    names' own rows (names x features, ascending features), summed as the kernel above
+    sums them (float32, ascending feature order): for queries with sorted features the
+    scores are bit-identical to the exact search's. qbuf (n_features) is zero on entry and
+    exit."""
+    for row in range(q_indptr.shape[0] - 1):
+        lo = q_indptr[row]
+        hi = q_indptr[row + 1]
+        for qj in range(lo, hi):
+            qbuf[q_indices[qj]] = q_data[qj]
+        for c in range(candidates.shape[1]):
+            name = candidates[row, c]
+            s = numpy.float32(0)
+            if name >= 0:
+                for fp in range(f_indptr[name], f_indptr[name + 1]):
+                    w = qbuf[f_indices[fp]]
+                    if w != 0:
+                        s += w * f_data[fp]
+            out_scores[row, c] = s
+        for qj in range(lo, hi):
+            qbuf[q_indices[qj]] = 0
+
+
+def rescore_rows(q_indptr, q_indices, q_data, rows, n_features, candidates):
+    """Float32 scores (n_queries x n_candidates) of each query row (CSR arrays over
+    n_features) against its candidate names (int64, -1: none, scored 0); `rows` is the
+    names x features matrix as `prepare_postings` gives it."""
+    f_indptr, f_indices, f_data = rows
+    q_indptr, q_indices, q_data = prepare_postings(q_indptr, q_indices, q_data, n_features)
+    candidates = numpy.ascontiguousarray(candidates, dtype=numpy.int64)
+    scores = numpy.zeros(candidates.shape, dtype=numpy.float32)
+    if candidates.size:
+        _rescore_rows(q_indptr, q_indices, q_data, f_indptr, f_indices, f_data, candidates,
+                      scores, numpy.zeros(n_features, dtype=numpy.float32))
+    return scores

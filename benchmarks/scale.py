@@ -1,0 +1,191 @@
+#!/usr/bin/env python
+"""The default TF-IDF linker at dictionary sizes up to UMLS's: build, memory, load, speed,
+and the recall of its search against the exact one.
+
+For each N in --sizes: a synthetic MEDIC-format dictionary of N names
+(synthetic_dictionary.py, from --source's words; N = 0 means --source itself), then, each
+step in its own process:
+
+- build: `python -m spacy_biolink init-linker` with the default config (the index is
+  spacy-biolink.AutoSparseIndex.v1: exact below its threshold, pruned above); seconds and
+  peak RSS (GNU time's %M), on-disk MB of the saved pipeline;
+- load: spacy.load seconds and RSS growth (VmRSS after load minus after the imports);
+- link: mentions/s of nlp.pipe over the test corpus's gold spans (doc.ents), the linker's
+  LRU cache cleared before each pass, best of --repeats;
+- recall@10 of the saved index's search against exact search (SparseIndex over the same
+  postings) on the corpus's distinct mention texts, tie-aware (a name scoring as the exact
+  10th counts), and both searches' queries/s in the same process.
+
+    python benchmarks/scale.py --source ../shared/data/medic/medic_06Jul2012.txt.gz \
+        --corpus ../shared/data/ncbi_disease/NCBItestset_corpus.txt \
+        --sizes 0 1000000 3000000 10000000 --work /tmp/scale --output benchmarks/results/scale.json
+
+scispaCy side by side at 1M: benchmarks/bench_vs_scispacy.py on the same synthetic file
+(see BENCHMARKS.md for the command). Skips with a message where the data is absent.
+"""
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+CHILD = r"""
+import json, sys, time, warnings
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+import numpy, spacy, spacy_biolink
+from spacy_biolink.corpora import read_pubtator
+from spacy_biolink.index import SparseIndex, PrunedSparseIndex
+model, corpus, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3])
+docs_in = list(read_pubtator(corpus))
+base = rss_mb()
+t = time.perf_counter()
+nlp = spacy.load(model)
+load_s = time.perf_counter() - t
+after_load = rss_mb()
+linker = nlp.get_pipe("bio_linker")
+docs = []
+for d in docs_in:
+    doc = nlp.make_doc(d.text)
+    spans = [doc.char_span(m.start, m.end, label="Disease", alignment_mode="expand")
+             for m in d.mentions]
+    spans = [s for s in spans if s is not None]
+    doc.ents = spacy.util.filter_spans(spans)
+    docs.append(doc)
+n_mentions = sum(len(d.ents) for d in docs)
+best = None
+for _ in range(repeats):
+    linker._cache.clear()
+    fresh = [d.copy() for d in docs]
+    t = time.perf_counter()
+    list(nlp.pipe(fresh, batch_size=128))
+    dt = time.perf_counter() - t
+    best = dt if best is None else min(best, dt)
+res = {"load_s": load_s, "rss_load_mb": after_load - base, "rss_after_load_mb": after_load,
+       "mentions": n_mentions, "mentions_per_s": n_mentions / best,
+       "index": type(linker.index).__name__, "n_names": linker.index.n_vectors,
+       "prunes": bool(getattr(linker.index, "prunes", False))}
+texts = sorted({linker.normalizer.mention(e.text) for d in docs for e in d.ents})
+queries = linker.encode(texts)
+index = linker.index
+exact = SparseIndex(); exact.names_t = index.names_t
+index.search(queries[:2], 10); exact.search(queries[:2], 10)
+t = time.perf_counter(); scores, ids = index.search(queries, 10); fast_s = time.perf_counter() - t
+t = time.perf_counter(); e_scores, e_ids = exact.search(queries, 10); exact_s = time.perf_counter() - t
+found = []
+for row in range(len(texts)):
+    n = int(min(10, (e_ids[row] >= 0).sum()))
+    if n == 0:
+        found.append(1.0); continue
+    kth = e_scores[row, n - 1]
+    found.append(min(n, int((scores[row] >= kth).sum())) / n)
+res.update(queries=len(texts), recall_at_10=float(numpy.mean(found)),
+           search_q_per_s=len(texts) / fast_s, exact_q_per_s=len(texts) / exact_s)
+print("RESULT " + json.dumps(res))
+"""
+
+
+def log(msg):
+    print(f"[scale {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def dir_mb(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2 ** 20
+
+
+def timed(cmd):
+    """Run cmd under GNU time: (seconds, peak RSS MB, stdout)."""
+    t = time.perf_counter()
+    out = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M"] + cmd, capture_output=True,
+                         text=True)
+    dt = time.perf_counter() - t
+    if out.returncode:
+        raise SystemExit(f"failed: {' '.join(map(str, cmd))}\n{out.stderr[-3000:]}")
+    rss = [line for line in out.stderr.splitlines() if line.startswith("MAXRSS ")]
+    return dt, int(rss[-1].split()[1]) / 1024, out.stdout
+
+
+def run_size(n: int, args) -> dict:
+    work = args.work
+    if n:
+        dictionary = work / f"synth_{n}.txt"
+        if not dictionary.exists():
+            log(f"writing {dictionary}")
+            subprocess.run([sys.executable, str(HERE / "synthetic_dictionary.py"), "--source",
+                            str(args.source), "--names", str(n), "--output", str(dictionary),
+                            "--seed", str(args.seed)], check=True)
+    else:
+        dictionary = args.source
+    model = work / f"linker_{n or 'source'}"
+    if model.exists():
+        import shutil
+
+        shutil.rmtree(model)
+    log(f"N={n or 'source'}: init-linker")
+    build_s, build_rss, _ = timed([sys.executable, "-m", "spacy_biolink", "init-linker",
+                                   str(model), "--dictionary", str(dictionary)])
+    log(f"N={n or 'source'}: build {build_s:.0f} s, peak RSS {build_rss:.0f} MB")
+    _, _, out = timed([sys.executable, "-c", CHILD, str(model), str(args.corpus),
+                       str(args.repeats)])
+    res = json.loads([line for line in out.splitlines() if line.startswith("RESULT ")][-1][7:])
+    res.update(names_requested=n, build_s=build_s, build_peak_rss_mb=build_rss,
+               disk_mb=dir_mb(model))
+    log(f"N={n or 'source'}: {json.dumps(res)}")
+    if not args.keep:
+        import shutil
+
+        shutil.rmtree(model, ignore_errors=True)
+    return res
+
+
+def table(results) -> str:
+    rows = ["| names | index | build s | build peak RSS GB | disk MB | load s | RSS growth "
+            "on load MB | mentions/s | search q/s (exact q/s) | recall@10 vs exact |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        kind = r["index"] + (" (pruned)" if r["prunes"] else " (exact)")
+        rows.append(f"| {r['n_names']:,} | {kind} | {r['build_s']:.0f} | "
+                    f"{r['build_peak_rss_mb'] / 1024:.2f} | {r['disk_mb']:.0f} | "
+                    f"{r['load_s']:.2f} | {r['rss_load_mb']:.0f} | {r['mentions_per_s']:.0f} | "
+                    f"{r['search_q_per_s']:.0f} ({r['exact_q_per_s']:.0f}) | "
+                    f"{r['recall_at_10']:.4f} |")
+    return "\n".join(rows)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--source", type=Path, required=True, help="MEDIC-format dictionary")
+    p.add_argument("--corpus", type=Path, required=True, help="PubTator test corpus")
+    p.add_argument("--sizes", type=int, nargs="+", default=[0, 1_000_000, 3_000_000,
+                                                            10_000_000])
+    p.add_argument("--work", type=Path, default=Path("/tmp/scale"))
+    p.add_argument("--output", type=Path)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--keep", action="store_true", help="keep the saved pipelines")
+    args = p.parse_args(argv)
+    for path in (args.source, args.corpus):
+        if not path.exists():
+            print(f"skipped: {path} is absent (the project's data lives in ../shared/data)")
+            return 0
+    args.work.mkdir(parents=True, exist_ok=True)
+    log(f"command: {' '.join(sys.argv)}; machine: {platform.platform()}, "
+        f"{__import__('os').cpu_count()} cores")
+    results = []
+    for n in args.sizes:
+        results.append(run_size(n, args))
+        if args.output:
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(json.dumps(results, indent=2))
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

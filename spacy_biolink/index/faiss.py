@@ -1,0 +1,119 @@
+"""Dense nearest-name search with faiss (flat, HNSW, IVF, IVF-PQ)."""
+from typing import Tuple
+
+import numpy
+from scipy import sparse
+from tqdm import tqdm
+
+from ..errors import BioLinkError, Errors
+from .sparse import NameIndex, SearchResult, _empty_result
+
+
+FAISS_KINDS = ("flat", "hnsw", "ivf", "ivfpq")
+
+
+class FaissIndex(NameIndex):
+    """Dense inner-product search with faiss: exact (flat) or approximate (hnsw, ivf,
+    ivfpq for 10M+ names, where flat float32 vectors no longer fit in memory)."""
+
+    vector_kind = "dense"
+
+    def __init__(self, kind: str = "flat", hnsw_m: int = 32, ef_construction: int = 80,
+                 ef_search: int = 64, nlist: int = 0, nprobe: int = 16, pq_m: int = 16,
+                 add_batch_size: int = 65536):
+        if kind not in FAISS_KINDS:
+            raise BioLinkError(Errors.E204.format(kind=kind, kinds=", ".join(FAISS_KINDS)))
+        self.kind = kind
+        self.hnsw_m = hnsw_m
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self.nlist = nlist
+        self.nprobe = nprobe
+        self.pq_m = pq_m
+        self.add_batch_size = add_batch_size
+        self.index = None
+
+    @property
+    def n_vectors(self) -> int:
+        return 0 if self.index is None else int(self.index.ntotal)
+
+    @property
+    def is_built(self) -> bool:
+        return self.index is not None
+
+    def _new_index(self, vectors: numpy.ndarray):
+        import faiss
+
+        n, dim = vectors.shape
+        metric = faiss.METRIC_INNER_PRODUCT
+        if self.kind == "flat":
+            return faiss.IndexFlatIP(dim)
+        if self.kind == "hnsw":
+            index = faiss.IndexHNSWFlat(dim, self.hnsw_m, metric)
+            index.hnsw.efConstruction = self.ef_construction
+            return index
+        # IVF wants ~sqrt(n) lists and at least ~39 training points per list.
+        nlist = self.nlist or max(1, min(int(4 * numpy.sqrt(n)), n // 39 or 1))
+        quantizer = faiss.IndexFlatIP(dim)
+        if self.kind == "ivf":
+            index = faiss.IndexIVFFlat(quantizer, dim, nlist, metric)
+        else:
+            pq_m = self.pq_m if dim % self.pq_m == 0 else 1
+            index = faiss.IndexIVFPQ(quantizer, dim, nlist, pq_m, 8, metric)
+        index.train(vectors)
+        return index
+
+    def build(self, vectors: numpy.ndarray) -> None:
+        vectors = self._as_dense(vectors)
+        self.index = self._new_index(vectors)
+        self._add(vectors)
+
+    def add(self, vectors: numpy.ndarray) -> None:
+        vectors = self._as_dense(vectors)
+        if self.index is None:
+            return self.build(vectors)
+        self._add(vectors)
+
+    def _add(self, vectors: numpy.ndarray) -> None:
+        batches = range(0, len(vectors), self.add_batch_size)
+        for start in tqdm(batches, desc="faiss index", unit="batch", disable=len(batches) < 4):
+            self.index.add(vectors[start:start + self.add_batch_size])
+
+    def search(self, queries: numpy.ndarray, k: int) -> SearchResult:
+        if self.index is None:
+            raise BioLinkError(Errors.E207.format(index="faiss"))
+        queries = self._as_dense(queries)
+        if self.kind == "hnsw":
+            self.index.hnsw.efSearch = max(self.ef_search, k)
+        elif self.kind in ("ivf", "ivfpq"):
+            self.index.nprobe = self.nprobe
+        take = min(k, self.n_vectors)
+        scores, ids = _empty_result(len(queries), k)
+        if take == 0 or len(queries) == 0:
+            return scores, ids
+        found_scores, found_ids = self.index.search(queries, take)
+        # faiss orders ties arbitrarily; order them by id so results are reproducible.
+        order = numpy.lexsort((found_ids, -found_scores), axis=-1)
+        scores[:, :take] = numpy.take_along_axis(found_scores, order, axis=1)
+        ids[:, :take] = numpy.take_along_axis(found_ids, order, axis=1)
+        scores[ids < 0] = 0.0
+        return scores, ids
+
+    def _as_dense(self, vectors) -> numpy.ndarray:
+        if sparse.issparse(vectors):
+            raise BioLinkError(Errors.E206.format(index="FaissIndex", needs="dense",
+                                                  got="sparse"))
+        return numpy.ascontiguousarray(vectors, dtype=numpy.float32)
+
+    def to_state(self) -> Tuple[dict, dict]:
+        import faiss
+
+        if self.index is None:
+            raise BioLinkError(Errors.E207.format(index="faiss"))
+        return {"type": "faiss", "kind": self.kind}, {"faiss": faiss.serialize_index(self.index)}
+
+    def from_state(self, meta: dict, arrays: dict) -> "FaissIndex":
+        import faiss
+
+        self.index = faiss.deserialize_index(numpy.asarray(arrays["faiss"], dtype=numpy.uint8))
+        return self
