@@ -23,7 +23,7 @@ class DeepAveragingNetwork(nn.Module):
         self.output = nn.Linear(hidden_width, width)
 
     def set_cca(self, name_mean, name_projection, concept_mean, concept_projection) -> None:
-        """Set the CCA means and projections of names and concepts (buffers, saved with the weights)."""
+        """Set the CCA means and projections of names and concepts (buffers: saved with weights)."""
         for buffer, value in ((self.name_mean, name_mean),
                               (self.name_projection, name_projection),
                               (self.concept_mean, concept_mean),
