@@ -31,6 +31,7 @@ class AugmentStats:
     unknown_id: int = 0
 
     def summary(self) -> str:
+        """One sentence for the log: names added and the mentions skipped, by reason."""
         return (f"augmented the dictionary with {self.added} names from {self.mentions} "
                 f"corpus mentions (skipped: {self.no_id} without an id, {self.combined} "
                 f"combined `+` ids, {self.composite_mismatch} composites that do not split "

@@ -107,6 +107,9 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
                     sieve_threshold: Optional[float], prior_weight: float,
                     scorer: Optional[Callable], type_filter: Dict[str, List[str]] = {},
                     id_preference: List[str] = ["MESH", "OMIM"]) -> "BioLinker":
+    """Build the `bio_linker` component from its config block (spaCy's factory hook).
+    The linker is watched by a NothingToLinkCheck, which warns when the pipeline gives it
+    no spans to link."""
     return checked(nlp, BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
                      resolve_abbreviations=resolve_abbreviations,
                      split_composites=split_composites, k=k, threshold=threshold,
@@ -133,6 +136,7 @@ class Mention:
 
     @classmethod
     def from_span(cls, span: Span) -> "Mention":
+        """The mention a span stands for: its doc, character offsets, text and label."""
         return cls(span.doc, span.start_char, span.end_char, span.text, span.label_)
 
 
@@ -269,6 +273,7 @@ class BioLinker(Pipe):
 
     @property
     def is_initialized(self) -> bool:
+        """True once a dictionary is loaded and the index built, i.e. the linker can link."""
         return self.dictionary is not None and self.index.is_built
 
     def initialize(self, get_examples: Optional[Callable[[], Iterable]] = None, *,
@@ -392,10 +397,13 @@ class BioLinker(Pipe):
     # Linking ---------------------------------------------------------------
 
     def __call__(self, doc: Doc) -> Doc:
+        """Link the mentions of one doc in place and return it."""
         self.set_annotations([doc], self.predict([doc]))
         return doc
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """Link docs in batches of `batch_size`, yielding each doc as its batch is done.
+        A failing batch goes to the pipeline's error handler (raise by default)."""
         error_handler = self.get_error_handler()
         for docs in util.minibatch(stream, size=batch_size):
             try:
@@ -405,6 +413,8 @@ class BioLinker(Pipe):
                 error_handler(self.name, self, docs, err)
 
     def spans_to_link(self, doc: Doc) -> List[Span]:
+        """The spans this linker links in `doc`: `doc.ents`, or `doc.spans[spans_key]` when set,
+        kept only where the label is in `labels` (all labels when `labels` is empty)."""
         key = self.cfg["spans_key"]
         if key is None:
             spans = list(doc.ents)
@@ -597,6 +607,8 @@ class BioLinker(Pipe):
         return kb_id, best, parts
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[List[MentionLinks]]) -> None:
+        """Write `predictions` (from `predict`, one list per doc) onto the spans: relabel them and
+        set `span._.kb_ents`, and `span._.kb_parts` for split composite mentions."""
         key = self.cfg["spans_key"]
         for doc, doc_links in zip(docs, predictions):
             spans = self.spans_to_link(doc)
@@ -622,6 +634,8 @@ class BioLinker(Pipe):
     # Evaluation ------------------------------------------------------------
 
     def score(self, examples, **kwargs) -> Dict[str, float]:
+        """Score linking on `examples` (see `score_linking`); a gold id counts as found when it is
+        any id of the predicted concept, so alternative ids (e.g. OMIM for a MeSH concept) match."""
         if self.dictionary is not None:
             kwargs.setdefault("concept_ids", self._ids_of_primary)
         return super().score(examples, **kwargs)
@@ -633,6 +647,9 @@ class BioLinker(Pipe):
     # Serialization ---------------------------------------------------------
 
     def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
+        """Save the linker (cfg, normalizer, encoder; dictionary and index once initialized)
+        to `path`.
+        Saving over an existing directory is atomic: a kill leaves the old state or the new one."""
         serializers = {"cfg": lambda p: srsly.write_json(p, self.cfg),
                        "normalizer": lambda p: srsly.write_json(p, self.normalizer.to_dict()),
                        "encoder": lambda p: self.model.to_disk(p)}
@@ -656,6 +673,8 @@ class BioLinker(Pipe):
             _chmod_like_a_new_directory(tmp)
 
     def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
+        """Load a linker saved by `to_disk` into this one and return it. No pickled code is run;
+        a missing or malformed part raises BioLinkError, and a save killed mid-swap is recovered."""
         check_model(self.model, role="encoder", where=f"{self.name} encoder")
         path = Path(path)
         backup = path.with_name(f".{path.name}.old")
@@ -702,6 +721,7 @@ class BioLinker(Pipe):
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        """Serialize the linker to bytes, with the same parts `to_disk` writes."""
         serializers = {"cfg": lambda: srsly.json_dumps(self.cfg),
                        "normalizer": lambda: srsly.json_dumps(self.normalizer.to_dict()),
                        "encoder": lambda: self.model.to_bytes()}
@@ -715,6 +735,8 @@ class BioLinker(Pipe):
         return util.to_bytes(serializers, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
+        """Load a linker serialized by `to_bytes` into this one and return it.
+        Malformed data raises BioLinkError rather than loading half a linker."""
         check_model(self.model, role="encoder", where=f"{self.name} encoder")
         msg = srsly.msgpack_loads(bytes_data)
         if any(part not in msg for part in ("cfg", "normalizer", "encoder")):

@@ -361,6 +361,8 @@ class ShardLinker:
         self.max_attempts = max_attempts
 
     def __call__(self, batch: Dict[str, Any]) -> Dict[str, List[str]]:
+        """Link each shard of a Ray Data batch and return one JSON result per shard. A shard that
+        fails, or whose earlier workers died, gives a failed result instead of stopping the run."""
         results = []
         for shard, output, report in zip(batch["shard"], batch["output"], batch["report"]):
             attempts = _record_attempt(Path(report))
@@ -381,6 +383,7 @@ class ShardLinker:
 
 
 def attempts_path(report: Path) -> Path:
+    """The hidden file beside `report` that counts the attempts at its shard."""
     return report.with_name(f".{report.name}.attempts")
 
 

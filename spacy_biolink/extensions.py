@@ -25,14 +25,20 @@ def _as_kb_ents(value) -> KbEnts:
 
 
 def get_kb_ents(span: Span) -> KbEnts:
+    """Getter of `span._.kb_ents`: the (concept id, score) pairs linked to `span`, as tuples
+    even after the doc went through bytes; empty when it was not linked."""
     return _as_kb_ents(span.doc.user_data.get(_key(span), []))
 
 
 def set_kb_ents(span: Span, value) -> None:
+    """Setter of `span._.kb_ents`: stored in `doc.user_data` under the span's offsets, so it
+    travels with the doc through to_bytes/from_bytes."""
     span.doc.user_data[_key(span)] = _as_kb_ents(value)
 
 
 def get_kb_parts(span: Span) -> List[Tuple[str, KbEnts]]:
+    """Getter of `span._.kb_parts`: (text, kb_ents) for each part of a split composite mention,
+    or the whole span as its only part when it was not split."""
     parts = span.doc.user_data.get(_key(span, KB_PARTS_KEY))
     if parts is None:
         return [(span.text, get_kb_ents(span))]
@@ -40,10 +46,12 @@ def get_kb_parts(span: Span) -> List[Tuple[str, KbEnts]]:
 
 
 def set_kb_parts(span: Span, value) -> None:
+    """Setter of `span._.kb_parts`: stored in `doc.user_data` like `kb_ents`."""
     span.doc.user_data[_key(span, KB_PARTS_KEY)] = [(str(t), _as_kb_ents(e)) for t, e in value]
 
 
 def install_extensions() -> None:
+    """Register `Span._.kb_ents` and `Span._.kb_parts`; safe to call more than once."""
     if not Span.has_extension("kb_ents"):
         Span.set_extension("kb_ents", getter=get_kb_ents, setter=set_kb_ents)
     if not Span.has_extension("kb_parts"):

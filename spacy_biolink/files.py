@@ -313,12 +313,15 @@ class TextLines:
             yield text + "\n"
 
     def readline(self) -> str:
+        """The next line, or "" at the end, like a text file's readline."""
         return next(iter(self), "")
 
     def read(self) -> str:
+        """The rest of the text, like a text file's read."""
         return "".join(self)
 
     def close(self) -> None:
+        """Close the underlying file."""
         self._lines.close()
 
 

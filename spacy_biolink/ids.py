@@ -12,6 +12,8 @@ OMIM_PREFIX = "OMIM:"
 
 
 def normalize_medic_id(raw: str) -> str:
+    """Normalize a MEDIC/CTD id so corpus and dictionary ids compare equal: `MESH:D001` becomes
+    `D001`, a bare number becomes `OMIM:number`, and spaces around the id go."""
     concept_id = raw.strip()
     if concept_id.upper().startswith(MESH_PREFIX):
         concept_id = concept_id[len(MESH_PREFIX):].strip()

@@ -74,6 +74,8 @@ class ConceptLookup(Mapping):
         return self
 
     def record(self, concept: int) -> ConceptRecord:
+        """Everything known about concept number `concept`: reported id, canonical name, aliases,
+        types, definition (None when absent) and all its ids."""
         d = self.dictionary
         canonical = d.canonical_name(concept)
         aliases = [n for n in self.names_of(concept) if n != canonical]

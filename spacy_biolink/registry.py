@@ -21,11 +21,15 @@ from .util import PathLike
 @registry.architectures("spacy-biolink.TfidfEncoder.v1")
 def build_tfidf_encoder(analyzer: str = "char_wb", ngram_range: List[int] = [3, 3],
                         lowercase: bool = True, sublinear_tf: bool = False, min_df: int = 1):
+    """Registered `spacy-biolink.TfidfEncoder.v1`: a character n-gram TF-IDF encoder (sparse,
+    fitted on the dictionary's names at initialization)."""
     return tfidf_encoder(analyzer, ngram_range, lowercase, sublinear_tf, min_df)
 
 
 @registry.misc("spacy-biolink.SparseIndex.v1")
 def build_sparse_index(chunk_size: int = 256) -> SparseIndex:
+    """Registered `spacy-biolink.SparseIndex.v1`: exact search over sparse vectors,
+    `chunk_size` mentions at a time."""
     return SparseIndex(chunk_size=chunk_size)
 
 
@@ -49,6 +53,8 @@ def build_auto_sparse_index(min_names: int = AUTO_MIN_NAMES, coverage: float = 0
 def build_faiss_index(kind: str = "flat", hnsw_m: int = 32, ef_construction: int = 80,
                       ef_search: int = 64, nlist: int = 0, nprobe: int = 16,
                       pq_m: int = 16) -> FaissIndex:
+    """Registered `spacy-biolink.FaissIndex.v1`: a FAISS index over dense vectors;
+    `kind` picks flat (exact), hnsw, ivf or ivfpq, and the other settings tune that kind."""
     return FaissIndex(kind=kind, hnsw_m=hnsw_m, ef_construction=ef_construction,
                       ef_search=ef_search, nlist=nlist, nprobe=nprobe, pq_m=pq_m)
 
@@ -118,6 +124,7 @@ def build_dictionary_loader_v2(path: Optional[PathLike], format: Optional[str] =
 
 @registry.scorers("spacy-biolink.linking_scorer.v1")
 def make_linking_scorer() -> Callable:
+    """Registered `spacy-biolink.linking_scorer.v1`: `score_linking`, the default scorer."""
     return score_linking
 
 
@@ -148,6 +155,8 @@ def build_biosyn_trainer(max_epochs: int = 10, batch_size: int = 16, learning_ra
                          topk: int = 20, initial_sparse_weight: float = 0.0,
                          max_train_mentions: int = 0, encode_batch_size: int = 256,
                          dev_augment_train: bool = True, deduplicate: bool = False):
+    """Registered `spacy-biolink.BioSynTrainer.v1`: trains a dense+sparse encoder BioSyn's way
+    (marginal likelihood over the top-k candidates of both)."""
     # deduplicate defaults to off so that a config written without it trains as before;
     # configs/biosyn.cfg turns it on, as BioSyn's code does.
     from .training.biosyn import BioSynTrainer
@@ -167,6 +176,8 @@ def build_triplet_trainer(max_epochs: int = 3, concepts_per_batch: int = 16,
                           weight_decay: float = 0.01, training_set: str = "OD",
                           mention_ratio: float = 0.333, search: str = "OD",
                           max_concepts: int = 0):
+    """Registered `spacy-biolink.TripletTrainer.v1`: fine-tunes an encoder with a triplet loss
+    over batches of concepts with several names each."""
     from .training.triplet import TripletTrainer
 
     return TripletTrainer(max_epochs=max_epochs, concepts_per_batch=concepts_per_batch,
@@ -195,6 +206,8 @@ def build_bne_trainer(max_epochs: int = 30, steps_per_epoch: int = 0, batch_size
                       synonym_weight: float = 1.0, concept_weight: float = 1.0,
                       context_weight: float = 1.0, add_train_mentions: bool = True,
                       dev_augment_train: bool = True, max_minutes: float = 0.0):
+    """Registered `spacy-biolink.BneTrainer.v1`: trains a BNE name encoder on synonym, concept
+    and context losses, stopping after `patience` epochs without dev improvement."""
     from .training.bne import BneTrainer
 
     return BneTrainer(max_epochs=max_epochs, steps_per_epoch=steps_per_epoch,
@@ -303,6 +316,8 @@ def build_dan_trainer(max_epochs: int = 50, batch_size: int = 64, learning_rate:
 
 @registry.augmenters("spacy-biolink.relabel_entities.v1")
 def build_relabel_entities(label: Optional[str] = "Disease"):
+    """Registered `spacy-biolink.relabel_entities.v1`: a corpus augmenter giving every entity
+    `label` (None keeps the labels), for corpora labelled differently from the pipeline."""
     from .corpora.relabel import relabel_entities
 
     return relabel_entities(label)

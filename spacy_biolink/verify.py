@@ -122,6 +122,7 @@ class CandidateVerifier:
     # Saved inside a pipeline (the bio_linker's `verifier` part): the same files as a
     # trained verifier directory plus the linking settings.
     def to_disk(self, path: PathLike) -> None:
+        """Save the verifier (model, its config and the NIL settings) to `path`, atomically."""
         from .encoders.saved import save_encoder
 
         with atomic_directory(path, force=True) as tmp:
@@ -135,6 +136,7 @@ class CandidateVerifier:
                 "weights": self.weights}
 
     def to_bytes(self) -> bytes:
+        """Serialize the verifier (model config, weights, NIL settings) to msgpack bytes."""
         from thinc.api import Config
 
         return srsly.msgpack_dumps({"model_config": Config({"model": self.model_config}).to_str(),
@@ -142,6 +144,8 @@ class CandidateVerifier:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "CandidateVerifier":
+        """Rebuild a verifier from `to_bytes` data. The model config is checked against the
+        allowed architectures before it is resolved, so loading runs no foreign code."""
         from spacy import util
         from thinc.api import Config
 
@@ -160,6 +164,8 @@ class CandidateVerifier:
 
     @classmethod
     def from_disk(cls, path: PathLike) -> "CandidateVerifier":
+        """Load a verifier saved by `to_disk`; settings missing from older saves get the
+        defaults they were saved with."""
         settings_path = Path(path) / VERIFIER_CFG
         settings = srsly.read_json(settings_path) if settings_path.is_file() else {}
         return cls.from_trained(path, threshold=settings.get("threshold"),
@@ -266,6 +272,7 @@ def check_nil_rule(rule: str, threshold: float, score_threshold: Optional[float]
 
 
 def logit(probs: Sequence[float]) -> numpy.ndarray:
+    """log(p / (1 - p)) of probabilities, clipped away from 0 and 1 so it stays finite."""
     p = numpy.clip(numpy.asarray(probs, dtype=numpy.float64), _P_MARGIN, 1.0 - _P_MARGIN)
     return numpy.log(p / (1.0 - p))
 

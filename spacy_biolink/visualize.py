@@ -76,6 +76,8 @@ class KbUrls:
         self.templates = templates
 
     def __call__(self, concept_id: str) -> Optional[str]:
+        """The web page URL of `concept_id`, from the template for its prefix (or the default
+        template), or None when no template applies."""
         prefix, sep, local = concept_id.partition(":")
         if sep and prefix in self.templates and prefix:
             return self.templates[prefix].format(quote(local, safe=""))

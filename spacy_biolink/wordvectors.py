@@ -54,6 +54,7 @@ class WordVectors:
 
     @property
     def dim(self) -> int:
+        """The width of the vectors."""
         return int(self.vectors.shape[1])
 
     def ids(self, text: str) -> List[int]:
@@ -69,6 +70,7 @@ class WordVectors:
         return self.vectors[rows].mean(axis=0)
 
     def mean_many(self, texts: Iterable[str]) -> numpy.ndarray:
+        """`mean` of each text, stacked into an (n, dim) float32 array."""
         return numpy.stack([self.mean(t) for t in texts]) if texts else \
             numpy.zeros((0, self.dim), numpy.float32)
 
@@ -82,16 +84,19 @@ class WordVectors:
         return known / total if total else 0.0
 
     def to_bytes(self) -> bytes:
+        """Words, width and vectors as msgpack bytes."""
         return srsly.msgpack_dumps({"words": self.words, "dim": self.dim,
                                     "vectors": self.vectors.tobytes()})
 
     def from_bytes(self, data: bytes) -> "WordVectors":
+        """Load vectors saved by `to_bytes` into this object and return it."""
         msg = srsly.msgpack_loads(data)
         vectors = numpy.frombuffer(msg["vectors"], dtype=numpy.float32).reshape(-1, msg["dim"])
         self.__init__(msg["words"], vectors.copy())
         return self
 
     def to_disk(self, path: PathLike, meta: Optional[Dict] = None) -> None:
+        """Save the words, vectors (.npy) and `meta` to directory `path`, atomically."""
         with atomic_directory(path, force=True) as tmp:
             (tmp / WORDS_FILE).write_text("\n".join(self.words) + "\n", encoding="utf8")
             numpy.save(tmp / VECTORS_FILE, self.vectors)
@@ -99,6 +104,8 @@ class WordVectors:
 
     @classmethod
     def from_disk(cls, path: PathLike) -> "WordVectors":
+        """Load vectors saved by `to_disk` (never unpickling). Raises BioLinkError when a file
+        is missing or words and vector rows differ in number."""
         path = Path(path)
         for name in (WORDS_FILE, VECTORS_FILE):
             if not (path / name).is_file():

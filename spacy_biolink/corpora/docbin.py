@@ -59,9 +59,11 @@ class ConversionStats:
     examples_unplaceable: List[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """The counts as a plain dict, for JSON reports."""
         return asdict(self)
 
     def summary(self) -> str:
+        """One line for the log: counts of docs, mentions and the problems met converting them."""
         return (f"{self.docs} docs, {self.mentions} mentions ({self.without_id} without id), "
                 f"{self.ents} ents, {self.misaligned} misaligned (widened to tokens), "
                 f"{self.overlapping_dropped} overlapping left out of doc.ents, "

@@ -41,6 +41,7 @@ class PubTatorDocument:
 
     @property
     def text(self) -> str:
+        """Title and abstract joined by one space, the text PubTator offsets refer to."""
         return f"{self.title} {self.abstract}" if self.abstract else self.title
 
 

@@ -133,6 +133,7 @@ def featurizer(model: Model) -> BneFeaturizer:
 
 
 def to_tensors(arrays, device):
+    """The numpy arrays as torch tensors on `device`, made contiguous first (torch needs it)."""
     import torch
 
     return tuple(torch.from_numpy(numpy.ascontiguousarray(a)).to(device) for a in arrays)

@@ -48,6 +48,8 @@ def dan_network(model: Model):
 
 
 def set_word_vectors(model: Model, vectors: WordVectors) -> None:
+    """Give a DAN encoder its word vectors; their width must match the model's output width
+    (BioLinkError otherwise)."""
     if vectors.dim != model.get_dim("nO"):
         raise BioLinkError(Errors.E621.format(dim=vectors.dim, width=model.get_dim("nO")))
     model.attrs["vectors"] = vectors
@@ -120,4 +122,5 @@ def _inverse_sqrt(covariance: numpy.ndarray, regularization: float) -> numpy.nda
 
 
 def project(rows: numpy.ndarray, mean: numpy.ndarray, projection: numpy.ndarray) -> numpy.ndarray:
+    """Center `rows` on `mean` and project them (a CCA projection), as float32."""
     return ((numpy.asarray(rows, numpy.float32) - mean) @ projection).astype(numpy.float32)

@@ -35,6 +35,8 @@ from ..errors import BioLinkError, Errors
 
 def hybrid_encoder(dense: Model, sparse_encoder: Model, dense_weight: float = 1.0,
                    sparse_weight: float = 1.0) -> Model[List[str], sparse.csr_matrix]:
+    """An encoder whose rows join a dense encoder's rows and a sparse one's, scaled so that a dot
+    product is dense_weight * dense score + sparse_weight * sparse score. Weights must be >= 0."""
     if dense_weight < 0 or sparse_weight < 0:
         raise BioLinkError(Errors.E625.format(dense=dense_weight, sparse=sparse_weight))
     return Model(

@@ -46,9 +46,11 @@ class WordVocab:
         return out, lengths
 
     def to_bytes(self) -> bytes:
+        """The word list as msgpack bytes."""
         return srsly.msgpack_dumps({"words": self.words})
 
     def from_bytes(self, data: bytes) -> "WordVocab":
+        """Load a word list saved by `to_bytes` into this vocab and return it."""
         self.__init__(srsly.msgpack_loads(data)["words"])
         return self
 
@@ -64,6 +66,7 @@ def _deserialize_vocab(_, value: bytes, name: str, model: Model) -> WordVocab:
 
 
 def pair_arrays(vocab: WordVocab, pairs: Sequence[Pair]) -> Tuple[numpy.ndarray, ...]:
+    """The (ids, lengths) arrays of the left and the right names of `pairs`, for the network."""
     left_ids, left_lengths = vocab.batch([a for a, _ in pairs])
     right_ids, right_lengths = vocab.batch([b for _, b in pairs])
     return left_ids, left_lengths, right_ids, right_lengths
@@ -90,6 +93,8 @@ def _convert_outputs(model: Model, inputs_outputs, is_train: bool):
 def siamese_verifier(n_vocab: int, embed_dim: int, lstm_hidden: int,
                      dense_sizes: Sequence[int], attention: bool, dropout: float,
                      batch_size: int) -> Model[List[Pair], numpy.ndarray]:
+    """A thinc model scoring (mention, candidate name) pairs with a siamese LSTM network:
+    the probability that both name the same concept. Its word vocab is set when training."""
     from .torch_modules.siamese import SiameseNet
     from .torch_wrapper import wrap_torch_module
 

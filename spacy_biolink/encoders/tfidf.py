@@ -49,13 +49,17 @@ class CharNgramTfidf:
 
     @property
     def is_fitted(self) -> bool:
+        """True once `fit` has seen names (the vocab is not empty)."""
         return bool(self.vocab)
 
     @property
     def n_features(self) -> int:
+        """The number of n-grams in the vocab, i.e. the width of `transform`'s rows."""
         return len(self.vocab)
 
     def ngrams(self, text: str) -> List[str]:
+        """The n-grams of `text` for the configured analyzer (word, char, or char_wb: character
+        n-grams inside padded words, as scikit-learn's TfidfVectorizer makes them)."""
         if self.lowercase:
             text = text.lower()
         min_n, max_n = self.ngram_range
@@ -103,6 +107,8 @@ class CharNgramTfidf:
         return ids
 
     def fit(self, texts: Sequence[str]) -> "CharNgramTfidf":
+        """Learn the n-gram vocab and smoothed idf weights from `texts` (n-grams in fewer than
+        `min_df` texts are dropped) and return self."""
         doc_freq: Counter = Counter()
         for text in texts:
             doc_freq.update(set(self.ngrams(text)))
@@ -115,6 +121,8 @@ class CharNgramTfidf:
         return self
 
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        """The L2-normalized TF-IDF rows of `texts` as a CSR matrix; n-grams not in the vocab
+        are ignored."""
         n_texts, n_features = len(texts), len(self.vocab)
         per_text = [self._feature_ids(text) for text in texts]
         lengths = numpy.fromiter(map(len, per_text), dtype=numpy.int64, count=n_texts)
@@ -148,6 +156,7 @@ class CharNgramTfidf:
         return matrix
 
     def to_bytes(self) -> bytes:
+        """Settings, vocab and idf as msgpack bytes (no pickle)."""
         return srsly.msgpack_dumps({
             "analyzer": self.analyzer, "ngram_range": list(self.ngram_range),
             "lowercase": self.lowercase, "sublinear_tf": self.sublinear_tf,
@@ -157,6 +166,7 @@ class CharNgramTfidf:
         })
 
     def from_bytes(self, data: bytes) -> "CharNgramTfidf":
+        """Load a vectorizer saved by `to_bytes` into this one and return it."""
         msg = srsly.msgpack_loads(data)
         self.__init__(msg["analyzer"], tuple(msg["ngram_range"]), msg["lowercase"],
                       msg["sublinear_tf"], msg["min_df"])

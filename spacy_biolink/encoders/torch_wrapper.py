@@ -10,6 +10,7 @@ from thinc.api import Model, PyTorchWrapper_v3
 
 
 def serialize_state(module) -> bytes:
+    """A torch module's weights as safetensors bytes (no pickle, so loading runs no code)."""
     from safetensors.torch import save
 
     # safetensors refuses shared or non-contiguous storage (tied embeddings, views).
@@ -19,6 +20,8 @@ def serialize_state(module) -> bytes:
 
 
 def deserialize_state(module, data: bytes, device) -> Any:
+    """Load safetensors bytes from `serialize_state` into `module`, move it to `device`
+    and return it."""
     from safetensors.torch import load
 
     module.load_state_dict(load(data))

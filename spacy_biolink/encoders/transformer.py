@@ -43,9 +43,12 @@ class NameTokenizer:
 
     @property
     def is_set(self) -> bool:
+        """True once a tokenizer (its tokenizer.json text) is set."""
         return bool(self.tokenizer_json)
 
     def set(self, tokenizer_json: str) -> None:
+        """Use the tokenizer described by `tokenizer_json` (a fast tokenizer's JSON); it is
+        built lazily on first use."""
         self.tokenizer_json = tokenizer_json
         self._tokenizer = None
 
@@ -75,10 +78,12 @@ class NameTokenizer:
         return ids, mask
 
     def to_bytes(self) -> bytes:
+        """max_length and the tokenizer JSON as msgpack bytes."""
         return srsly.msgpack_dumps({"max_length": self.max_length,
                                     "tokenizer_json": self.tokenizer_json})
 
     def from_bytes(self, data: bytes) -> "NameTokenizer":
+        """Load a tokenizer saved by `to_bytes` into this one and return it."""
         msg = srsly.msgpack_loads(data)
         self.__init__(msg["max_length"], msg["tokenizer_json"])
         return self
@@ -107,6 +112,8 @@ def default_backbone() -> Optional[Path]:
 
 
 def resolve_backbone(path: Optional[PathLike]) -> Path:
+    """The local directory of a Hugging Face backbone: `path`, or the installed default when
+    `path` is empty. Raises BioLinkError when there is none or it lacks config.json."""
     if path in (None, "", "null"):
         found = default_backbone()
         if found is None:
@@ -136,6 +143,8 @@ def backbone_settings(path: PathLike) -> Dict:
 
 
 def backbone_tokenizer_json(path: PathLike) -> str:
+    """The fast tokenizer of the backbone at `path`, as JSON text, loaded offline.
+    Raises BioLinkError when it cannot be loaded or has no fast tokenizer."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoTokenizer
 
@@ -236,10 +245,13 @@ def embed(model: Model, texts: List[str], *, normalize: Optional[bool] = None) -
 
 
 def sparse_weight(model: Model) -> float:
+    """The learned weight (BioSyn's lambda) of the sparse scores in a transformer encoder."""
     return float(torch_module(model).sparse_weight.detach().cpu())
 
 
 def hybrid_rows(dense: numpy.ndarray, tfidf: sparse.csr_matrix, weight: float) -> sparse.csr_matrix:
+    """Dense rows beside TF-IDF rows scaled by sqrt(weight), so that a dot product of two rows
+    is dense score + weight * sparse score; a negative weight counts as 0."""
     # A negative lambda has no real square root; BioSyn's lambda starts at 0 and grows,
     # and a negative one would mean "TF-IDF similarity is evidence against", so it is 0.
     scale = numpy.float32(numpy.sqrt(max(weight, 0.0)))

@@ -152,6 +152,8 @@ def _prf(counts: Dict[str, int]) -> Dict:
 
 
 def format_end_to_end_table(result: Dict) -> str:
+    """The end-to-end result as a Markdown table (NER and linking P/R/F1 and counts), with a
+    line on the gold mentions that only NER could score."""
     header = ["level", "P", "R", "F1", "gold", "pred", "correct"]
     rows = [[level, *(f"{result[level][m]:.4f}" for m in ("p", "r", "f")),
              *(str(result[level][n]) for n in ("n_gold", "n_pred", "n_correct"))]

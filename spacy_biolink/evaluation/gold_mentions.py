@@ -36,6 +36,8 @@ RULES = ("strict", "lenient")
 
 
 def find_linker(nlp: Language, path: PathLike = "<nlp>") -> BioLinker:
+    """The first bio_linker in `nlp`'s pipeline; BioLinkError naming the pipes when there is none
+    (`path` says which pipeline, for the message)."""
     for _, pipe in nlp.pipeline:
         if isinstance(pipe, BioLinker):
             return pipe
@@ -212,6 +214,8 @@ def _strict_rank(ranked_parts: List[List[Set[str]]], golds: List[Set[str]]) -> O
 
 
 def format_table(result: Dict, ks: Iterable[int] = (1, 5)) -> str:
+    """The gold-mention result as a Markdown table: acc@k of each rule, overall and by mention
+    type, then a line on the mentions skipped and why."""
     ks = list(ks)
     header = ["mentions", "n"] + [f"{rule} acc@{k}" for rule in RULES for k in ks]
     rows = [["all", str(result["n_evaluated"])]

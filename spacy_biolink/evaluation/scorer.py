@@ -24,6 +24,9 @@ def score_linking(examples: Iterable[Example], *, nil_id: str = "NIL",
                   spans_key: Optional[str] = None,
                   concept_ids: Optional[Callable[[str], Tuple[str, ...]]] = None,
                   **kwargs) -> Dict[str, Optional[float]]:
+    """Score predicted kb ids against gold ones, span by span: accuracy over aligned spans and
+    micro P/R/F. NIL and id-less spans are not predictions; `concept_ids` expands a predicted id
+    to all ids of its concept, so an alternative gold id counts as correct."""
     expand = concept_ids or (lambda concept_id: (concept_id,))
     n_gold = n_aligned = n_correct = n_predicted = 0
     for eg in examples:

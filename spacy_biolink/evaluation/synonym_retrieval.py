@@ -52,9 +52,11 @@ class SynonymSplit:
     stats: Dict = field(default_factory=dict)
 
     def indices(self, role: int) -> numpy.ndarray:
+        """The positions of the names in `role` (TRAIN, VALIDATION, TEST or ZERO_SHOT)."""
         return numpy.flatnonzero(self.roles == role)
 
     def texts_of(self, role: int) -> List[str]:
+        """The names in `role`, in split order."""
         return [self.texts[i] for i in self.indices(role)]
 
     @property
@@ -66,6 +68,7 @@ class SynonymSplit:
         return digest.hexdigest()[:16]
 
     def describe(self) -> Dict:
+        """A JSON-ready summary: settings, fingerprint, names per role, concept counts and stats."""
         counts = {role: int((self.roles == i).sum()) for i, role in enumerate(ROLES)}
         return {**self.settings, "fingerprint": self.fingerprint, "names": counts,
                 "zero_shot_concepts": int(len(numpy.unique(self.concepts[self.roles == ZERO_SHOT]))),
@@ -82,6 +85,7 @@ class SynonymSplit:
 
     @classmethod
     def from_disk(cls, path: PathLike) -> "SynonymSplit":
+        """Load a split saved as split.json; a missing or malformed file raises BioLinkError."""
         path = Path(path)
         try:
             data = read_json(path, "Synonym split", expected="a split.json object", type=dict)

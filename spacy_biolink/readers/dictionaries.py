@@ -61,6 +61,8 @@ def _split_ids_names(path, line_no, line, fmt):
 
 
 def read_medic(path: PathLike) -> Iterator[Concept]:
+    """Read a MEDIC-style `ids||name|name|...` file: one concept per line, ids split on `|`.
+    A malformed line raises BioLinkError with the file and line number."""
     for line_no, line in _lines(Path(path)):
         ids, raw_names = _split_ids_names(path, line_no, line, "medic")
         names = [n for n in raw_names.split("|") if n.strip()]
@@ -70,6 +72,8 @@ def read_medic(path: PathLike) -> Iterator[Concept]:
 
 
 def read_biosyn(path: PathLike) -> Iterator[Concept]:
+    """Read a BioSyn dictionary (`ids||name`): one name per line, so a concept with synonyms
+    spans several lines. A malformed line raises BioLinkError with the file and line number."""
     for line_no, line in _lines(Path(path)):
         ids, name = _split_ids_names(path, line_no, line, "biosyn")
         if not name.strip():
@@ -83,6 +87,9 @@ _CTD_DEFAULT_FIELDS = ["DiseaseName", "DiseaseID", "AltDiseaseIDs", "Definition"
 
 
 def read_ctd(path: PathLike) -> Iterator[Concept]:
+    """Read a CTD vocabulary TSV (e.g. CTD_diseases.tsv); columns come from its `# Fields:` header
+    when present. Ids are normalized like MEDIC's (MESH: prefix dropped, OMIM: added);
+    alternative ids (AltDiseaseIDs) are kept."""
     fields = list(_CTD_DEFAULT_FIELDS)
     expect_fields = False
     for line_no, line in _lines(Path(path)):
@@ -109,6 +116,8 @@ def read_ctd(path: PathLike) -> Iterator[Concept]:
 
 
 def read_tsv(path: PathLike) -> Iterator[Concept]:
+    """Read a `name<TAB>id[<TAB>type]` file, one name per line; several ids are joined by `|`.
+    A malformed line raises BioLinkError with the file and line number."""
     for line_no, line in _lines(Path(path)):
         cols = line.split("\t")
         if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
@@ -119,6 +128,8 @@ def read_tsv(path: PathLike) -> Iterator[Concept]:
 
 
 def read_jsonl(path: PathLike) -> Iterator[Concept]:
+    """Read JSON lines with `concept_id`, `canonical_name`, `aliases`, `types`, `definition`
+    (the scispaCy KB format). A malformed line raises BioLinkError with the file and line number."""
     for line_no, line in _lines(Path(path)):
         try:
             record = json.loads(line)

@@ -78,6 +78,8 @@ def sniff_lines(lines: List[str]) -> Tuple[Optional[str], str]:
 
 
 def head_lines(path: PathLike, n: int = SNIFF_LINES) -> List[str]:
+    """The first `n` non-blank lines of `path` (compressed files too), without a leading BOM,
+    for guessing the file's format."""
     from .dictionaries import _lines
 
     lines = [line for _, line in islice(_lines(Path(path)), n)]
@@ -104,6 +106,8 @@ def sniff(path: PathLike) -> Tuple[Optional[str], str]:
 
 
 def same_content(named: str, looks: str) -> bool:
+    """True when the format a file is named as and the format it looks like read the same lines,
+    so a mismatch between them is no reason to warn."""
     return named == looks or any({named, looks} <= group for group in _SAME_CONTENT)
 
 

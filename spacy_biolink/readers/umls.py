@@ -62,6 +62,7 @@ def expand_semantic_types(values: Iterable[str]) -> FrozenSet[str]:
 
 
 def find_rrf(directory: Path, table: str) -> Optional[Path]:
+    """The path of `table`.RRF (or .RRF.gz) in `directory`, or None when neither is there."""
     for name in (f"{table}.RRF", f"{table}.RRF.gz"):
         if (directory / name).is_file():
             return directory / name

@@ -45,6 +45,8 @@ class MentionNormalizer:
         self.set_spelling(spelling or {})
 
     def set_spelling(self, spelling: Mapping[str, str]) -> None:
+        """Set the spelling corrections (wrong -> right), folded like the text they apply to;
+        a key that folds to more than one token is dropped, as it could never match."""
         # Keys are matched against folded tokens, so they are folded the same way once,
         # here; a key that folds to several tokens could never match one and is dropped.
         folded = {self.fold(wrong): self.fold(right) for wrong, right in spelling.items()}
@@ -52,6 +54,8 @@ class MentionNormalizer:
                          if wrong and " " not in wrong}
 
     def fold(self, text: str) -> str:
+        """Fold `text` for matching: lowercase, punctuation to spaces, plurals and British spellings
+        stripped, as configured, and whitespace collapsed."""
         if self.lowercase:
             text = text.lower()
         if self.remove_punctuation:
@@ -76,12 +80,15 @@ class MentionNormalizer:
         return " ".join(self.spelling.get(token, token) for token in folded.split(" "))
 
     def to_dict(self) -> Dict:
+        """The settings and spelling table, JSON-serializable, for saving with the pipeline."""
         return {"lowercase": self.lowercase, "remove_punctuation": self.remove_punctuation,
                 "spelling_variants": self.spelling_variants,
                 "strip_plurals": self.strip_plurals, "spelling": dict(self.spelling)}
 
     @classmethod
     def from_dict(cls, state: Dict) -> "MentionNormalizer":
+        """Rebuild a normalizer saved by `to_dict`; options missing from older saves keep the
+        behaviour those saves were indexed with."""
         # A pipeline saved before a folding option existed was indexed without it.
         normalizer = cls(lowercase=state["lowercase"],
                          remove_punctuation=state["remove_punctuation"],

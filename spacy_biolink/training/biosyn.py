@@ -52,9 +52,13 @@ class BioSynTrainer:
         self.deduplicate = deduplicate
 
     def settings(self) -> Dict:
+        """The trainer's settings as a dict, for the saved meta and checkpoints."""
         return dict(vars(self))
 
     def __call__(self, config, output_dir: Path, *, resume: bool = False) -> Dict:
+        """Train a BioSyn encoder (see `Trainer`): dense and sparse scores of the top-k candidates,
+        marginal likelihood loss, dev acc@1 each epoch; `resume` continues from the last
+        checkpoint."""
         import torch
 
         from ..encoders.transformer import build_for_training, sparse_weight
@@ -167,6 +171,9 @@ class BioSynTrainer:
 
     def training_mentions(self, dictionary: ConceptDictionary, train_path: Path,
                           normalizer: MentionNormalizer, seed: int) -> Tuple[List[str], numpy.ndarray]:
+        """The normalized train-corpus mentions and their concepts to train on: those with no
+        letter or digit dropped, deduplicated if set, sampled down to `max_train_mentions`
+        (seeded)."""
         pairs = corpus_mention_pairs(dictionary, [train_path])
         kept = [(normalizer.mention(t), c) for t, c in zip(pairs.texts, pairs.concepts)]
         # What bio_linker would not link (punctuation only) is no training signal either.
@@ -191,6 +198,7 @@ def training_device():
 
 
 def encode_chunked(model, texts: List[str], *, desc: str) -> numpy.ndarray:
+    """Encode `texts` without gradients, in chunks to bound memory, as unnormalized rows."""
     from ..encoders.transformer import embed
 
     chunks = range(0, len(texts), ENCODE_CHUNK)
@@ -200,6 +208,7 @@ def encode_chunked(model, texts: List[str], *, desc: str) -> numpy.ndarray:
 
 
 def encode_with_grad(model, texts: List[str]):
+    """Encode `texts` through the torch module with gradients on, for the training step."""
     import torch
 
     from ..encoders.torch_wrapper import torch_module
@@ -220,6 +229,8 @@ def _top_k_rows(scores: numpy.ndarray, k: int) -> numpy.ndarray:
 
 
 def top_k_sparse(queries: sparse.csr_matrix, names: sparse.csr_matrix, k: int) -> numpy.ndarray:
+    """For each query row, the indices of the k names with the highest dot product, best first;
+    scored in chunks of queries to bound memory."""
     names_t = names.T.tocsc()
     return numpy.concatenate([
         _top_k_rows((queries[i:i + SCORE_CHUNK] @ names_t).toarray(), k)
@@ -228,6 +239,8 @@ def top_k_sparse(queries: sparse.csr_matrix, names: sparse.csr_matrix, k: int) -
 
 
 def top_k_dense(queries: numpy.ndarray, names: numpy.ndarray, k: int) -> numpy.ndarray:
+    """For each dense query row, the indices of the k names with the highest dot product,
+    best first; scored in chunks of queries to bound memory."""
     return numpy.concatenate([
         _top_k_rows(queries[i:i + SCORE_CHUNK] @ names.T, k)
         for i in range(0, len(queries), SCORE_CHUNK)]) if len(queries) else \

@@ -55,6 +55,8 @@ class BneTrainer:
     max_minutes: float = 0.0  # 0: no time budget
 
     def __call__(self, config: Config, output_dir: Path, *, resume: bool = False) -> Dict:
+        """Train a BNE encoder (see `Trainer`) on synonym, concept and context losses with in-batch
+        negatives (batch_size >= 2), stopping early on dev; `resume` continues from a checkpoint."""
         import torch
 
         if self.batch_size < 2:
@@ -280,6 +282,8 @@ class BneBatches:
         self.concept_vectors = (sums / counts).astype(numpy.float32)
 
     def epoch(self, rng, batch_size: int, steps: int) -> List[numpy.ndarray]:
+        """One epoch's batches of name indices in a random order; batches of one (no in-batch
+        negative) are dropped, and at most `steps` batches are kept when `steps` is set."""
         order = rng.permutation(len(self.texts))
         batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
         # A last batch of one has no in-batch negative.
@@ -300,4 +304,5 @@ class BneBatches:
         return picked
 
     def features(self, anchors: numpy.ndarray, synonyms: numpy.ndarray):
+        """Model inputs for a batch: anchors' names followed by their synonyms' names."""
         return self.features_of([self.texts[i] for i in anchors] + [self.texts[i] for i in synonyms])

@@ -23,6 +23,8 @@ def save_checkpoint(output_dir: Path, state: Dict) -> Path:
 
 
 def load_checkpoint(output_dir: Path) -> Optional[Dict]:
+    """The checkpoint saved in `output_dir`, or None when there is none. Loaded with
+    `weights_only=True`, so a checkpoint cannot run code."""
     import torch
 
     path = Path(output_dir) / CHECKPOINT_FILE

@@ -93,11 +93,14 @@ class DanTrainer:
         self.hybrid_sparse_weights = list(hybrid_sparse_weights)
 
     def settings(self) -> Dict:
+        """The trainer's settings as a dict, for the saved meta and checkpoints."""
         return dict(vars(self))
 
     # Data ---------------------------------------------------------------------
 
     def split(self, config, dictionary) -> SynonymSplit:
+        """The synonym split to train on: [paths] split when set, else one made from the dictionary
+        with the trainer's seed and round settings."""
         split_path = config.get("paths", {}).get("split")
         if split_path not in (None, "", "null"):
             return SynonymSplit.from_disk(require_path(config, "split"))
@@ -134,6 +137,8 @@ class DanTrainer:
     # Training -----------------------------------------------------------------
 
     def __call__(self, config, output_dir: Path, *, resume: bool = False) -> Dict:
+        """Train a DAN encoder (see `Trainer`) on a synonym split of the dictionary, with CCA
+        projections fitted first; the split is saved in `output_dir` beside the encoder."""
         import torch
         from spacy.util import registry
 
@@ -369,6 +374,8 @@ class DanTrainer:
 
 
 def hybrid_index_config(dense_width: int) -> Dict:
+    """The index config a trained DAN encoder is used with: a HybridIndex over an HNSW FAISS
+    index of `dense_width` and a sparse index."""
     return {"@misc": "spacy-biolink.HybridIndex.v1", "dense_width": dense_width,
             "candidates": HYBRID_CANDIDATES,
             "dense": {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "hnsw"},

@@ -71,4 +71,5 @@ def dictionary_name_pairs(dictionary: ConceptDictionary) -> MentionPairs:
 
 
 def read_dictionary(path: PathLike, format: Optional[str] = None) -> ConceptDictionary:
+    """Load the dictionary at `path` (format sniffed when None), as the linker would."""
     return load_dictionary(path, format)

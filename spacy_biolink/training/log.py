@@ -24,6 +24,7 @@ class TrainingLog:
             self.path.unlink()
 
     def log(self, **record) -> None:
+        """Append one record (keyword values) to the JSON-lines log at once and log it."""
         self.records.append(record)
         with self.path.open("a", encoding="utf8") as fileh:
             fileh.write(json.dumps(record) + "\n")

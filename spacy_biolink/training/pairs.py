@@ -59,6 +59,7 @@ class PairSet:
     kinds: List[str] = field(default_factory=list)
 
     def add(self, left: str, right: str, label: int, kind: str) -> None:
+        """Add one (left, right) name pair with its label (1 same concept, 0 not) and kind."""
         self.left.append(left)
         self.right.append(right)
         self.labels.append(label)
@@ -69,25 +70,31 @@ class PairSet:
 
     @property
     def pairs(self) -> List[Tuple[str, str]]:
+        """The (left, right) name pairs, in order."""
         return list(zip(self.left, self.right))
 
     def label_array(self) -> numpy.ndarray:
+        """The labels as a float32 array, for the loss."""
         return numpy.asarray(self.labels, dtype=numpy.float32)
 
     def extend(self, other: "PairSet") -> None:
+        """Add all pairs of `other` to this set."""
         for args in zip(other.left, other.right, other.labels, other.kinds):
             self.add(*args)
 
     def names(self) -> set:
+        """Every distinct name in the pairs, either side."""
         return set(self.left) | set(self.right)
 
     def counts(self) -> Dict[str, int]:
+        """The number of pairs of each kind."""
         out: Dict[str, int] = {}
         for kind in self.kinds:
             out[kind] = out.get(kind, 0) + 1
         return out
 
     def batches(self, batch_size: int, rng: random.Random) -> Iterator[List[int]]:
+        """Pair indices in shuffled batches of `batch_size` (the last may be smaller)."""
         order = list(range(len(self)))
         rng.shuffle(order)
         for i in range(0, len(order), batch_size):
@@ -251,16 +258,20 @@ class LinkedMentions:
         return numpy.asarray([c[0][1] if c else -1.0 for c in self.candidates], numpy.float32)
 
     def has_candidate(self) -> numpy.ndarray:
+        """Per mention: True when the linker found at least one candidate."""
         return numpy.asarray([bool(c) for c in self.candidates], dtype=bool)
 
     def top_correct(self) -> numpy.ndarray:
+        """Per mention: True when the top candidate is a gold concept."""
         return numpy.asarray([bool(c) and c[0][0] in gold
                               for c, gold in zip(self.candidates, self.golds)], dtype=bool)
 
     def category_mask(self, *categories: str) -> numpy.ndarray:
+        """Per mention: True when its category is one of `categories`."""
         return numpy.isin(numpy.asarray(self.categories, dtype=object), list(categories))
 
     def counts(self) -> Dict[str, int]:
+        """The number of mentions in each of MENTION_CATEGORIES (zero included)."""
         out = {c: 0 for c in MENTION_CATEGORIES}
         for category in self.categories:
             out[category] += 1

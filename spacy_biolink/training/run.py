@@ -23,11 +23,15 @@ class Trainer(Protocol):
     Returns the meta that was saved (method, dev scores, settings).
     """
 
-    def __call__(self, config: Config, output_dir: Path, *, resume: bool = False) -> Dict: ...
+    def __call__(self, config: Config, output_dir: Path, *, resume: bool = False) -> Dict:
+        """Train an encoder from `config` into `output_dir` and return the saved meta."""
 
 
 def train_from_config(config_path: PathLike, output_dir: PathLike, *,
                       overrides: Optional[Dict] = None, resume: bool = False) -> Dict:
+    """Train an encoder as the config file's [training] block says and return the saved meta.
+    `overrides` (e.g. {"paths.train": ...}) are checked against the config; a missing file,
+    bad override or config without [training] raises BioLinkError."""
     from ..config_overrides import check_overrides, fill_function_blocks
     from ..files import read_config
 

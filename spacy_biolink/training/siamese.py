@@ -69,6 +69,8 @@ class SiameseTrainer:
         self.nil_settings = dict(nil_rule=nil_rule, max_accuracy_loss=nil_max_accuracy_loss)
 
     def __call__(self, config: Config, output_dir: Path, *, resume: bool = False) -> Dict:
+        """Train the siamese candidate verifier (see `Trainer`) on name pairs from the dictionary
+        and, when given, the train corpus; word vectors are optional."""
         import torch
 
         from ..encoders.torch_wrapper import torch_module

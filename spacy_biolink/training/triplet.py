@@ -57,9 +57,12 @@ class TripletTrainer:
         self.max_concepts = max_concepts
 
     def settings(self) -> Dict:
+        """The trainer's settings as a dict, for the saved meta and checkpoints."""
         return dict(vars(self))
 
     def __call__(self, config, output_dir: Path, *, resume: bool = False) -> Dict:
+        """Fine-tune an encoder (see `Trainer`) with a batch-hard triplet loss over batches of
+        concepts with several names each; `resume` continues from the last checkpoint."""
         import torch
 
         from ..encoders.torch_wrapper import torch_module

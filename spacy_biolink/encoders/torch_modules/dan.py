@@ -23,6 +23,7 @@ class DeepAveragingNetwork(nn.Module):
         self.output = nn.Linear(hidden_width, width)
 
     def set_cca(self, name_mean, name_projection, concept_mean, concept_projection) -> None:
+        """Set the CCA means and projections of names and concepts (buffers: saved with weights)."""
         for buffer, value in ((self.name_mean, name_mean),
                               (self.name_projection, name_projection),
                               (self.concept_mean, concept_mean),
@@ -30,11 +31,15 @@ class DeepAveragingNetwork(nn.Module):
             buffer.copy_(torch.as_tensor(value, dtype=buffer.dtype))
 
     def project_names(self, mean_vectors: torch.Tensor) -> torch.Tensor:
+        """Mean word vectors of names, centered and CCA-projected."""
         return (mean_vectors - self.name_mean) @ self.name_projection
 
     def project_concepts(self, prototypes: torch.Tensor) -> torch.Tensor:
+        """Concept prototypes, centered and CCA-projected into the same space as names."""
         return (prototypes - self.concept_mean) @ self.concept_projection
 
     def forward(self, mean_vectors: torch.Tensor) -> torch.Tensor:
+        """Encode names from their mean word vectors: CCA projection, a ReLU layer, dropout,
+        then the output layer."""
         hidden = torch.relu(self.hidden(self.project_names(mean_vectors)))
         return self.output(self.dropout(hidden))

@@ -38,9 +38,12 @@ class TransformerNameEncoder(nn.Module):
 
     @property
     def width(self) -> int:
+        """The backbone's hidden size: the width of the name vectors."""
         return int(self.backbone.config.hidden_size)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """One vector per name: the [CLS] state, or the mean of the non-padding token states,
+        as `pooling` says."""
         hidden = self.backbone(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         if self.pooling == "cls":
             return hidden[:, 0]
