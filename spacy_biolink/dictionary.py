@@ -34,6 +34,7 @@ class StringTable(Sequence):
 
     @classmethod
     def from_strings(cls, strings: Iterable[str]) -> "StringTable":
+        """Pack `strings` into one UTF-8 blob with offsets; the table keeps no Python strings."""
         encoded = [s.encode("utf8") for s in strings]
         offsets = numpy.zeros(len(encoded) + 1, dtype=numpy.int64)
         numpy.cumsum([len(b) for b in encoded], out=offsets[1:])
@@ -256,24 +257,32 @@ class ConceptDictionary:
 
     @property
     def n_concepts(self) -> int:
+        """Number of concepts; concept indices run from 0 to n_concepts - 1."""
         return len(self.concept_ids)
 
     @property
     def n_names(self) -> int:
+        """Number of distinct names (a name shared by several concepts counts once);
+        the index's name ids are positions in `names`."""
         return len(self.names)
 
     def __len__(self) -> int:
         return self.n_concepts
 
     def primary_id(self, concept: int) -> str:
+        """The concept's first id, the one a link reports. The first call splits every
+        concept's ids once."""
         if self._primary_ids is None:
             self._primary_ids = [ids.split(ID_SEPARATOR, 1)[0] for ids in self.concept_ids]
         return self._primary_ids[concept]
 
     def ids_of(self, concept: int) -> Tuple[str, ...]:
+        """All of the concept's ids, primary first (MEDIC's `C567755|613097` gives two)."""
         return tuple(self.concept_ids[concept].split(ID_SEPARATOR))
 
     def concepts_of_name(self, name_index: int) -> numpy.ndarray:
+        """Indices of the concepts that hold name `name_index` (several for an ambiguous
+        name). A view into the name -> concept arrays, not a copy: do not modify it."""
         start, end = self.name_concepts_indptr[name_index], self.name_concepts_indptr[name_index + 1]
         return self.name_concepts[start:end]
 
@@ -288,6 +297,8 @@ class ConceptDictionary:
         return self._id_lookup.get(concept_id.strip())
 
     def names_of(self, concept: int) -> List[str]:
+        """The concept's names, in name-id order. The first call builds the concept -> names
+        map in one pass over all names."""
         if self._names_by_concept is None:
             by_concept: Dict[int, List[int]] = defaultdict(list)
             owners = numpy.repeat(numpy.arange(self.n_names), numpy.diff(self.name_concepts_indptr))
@@ -313,6 +324,8 @@ class ConceptDictionary:
         return tuple(t for t in self.types[concept].split(ID_SEPARATOR) if t)
 
     def iter_concepts(self) -> Iterator[Concept]:
+        """Each concept as a Concept (ids, names, type, definition), in index order. It builds
+        Python strings for every name, so use it for export, not on a hot path."""
         for c in range(self.n_concepts):
             yield Concept(self.ids_of(c), self.names_of(c),
                           self.types[c] if self.types is not None else "",
@@ -331,6 +344,8 @@ class ConceptDictionary:
     _EXTRA_TABLES = ("canonical_names",)
 
     def to_state(self) -> Tuple[dict, Dict[str, numpy.ndarray]]:
+        """(meta, arrays) for to_disk and to_bytes: the flat arrays, not copied, and the
+        sizes that from_state checks against."""
         arrays = {"name_concepts.indptr": self.name_concepts_indptr,
                   "name_concepts": self.name_concepts,
                   "name_concept_counts": self.name_concept_counts,
@@ -345,6 +360,8 @@ class ConceptDictionary:
     @classmethod
     def from_state(cls, meta: dict, arrays: Dict[str, numpy.ndarray], *, where: str = "<bytes>"
                    ) -> "ConceptDictionary":
+        """Rebuild a dictionary from to_state's output. Raises BioLinkError E104 (naming
+        `where`) when arrays are missing or their sizes disagree."""
         try:
             tables = {stem: StringTable(arrays[f"{stem}.blob"], arrays[f"{stem}.offsets"])
                       if f"{stem}.blob" in arrays else None for stem in cls._TABLES}
@@ -376,11 +393,15 @@ class ConceptDictionary:
         return dictionary
 
     def to_disk(self, path, exclude=tuple()) -> None:
+        """Save as .npy files and meta.json in the directory `path` (no pickle). `exclude`
+        exists for spaCy's serialization API and is ignored."""
         meta, arrays = self.to_state()
         write_arrays(path, arrays, meta)
 
     @classmethod
     def from_disk(cls, path, exclude=tuple()) -> "ConceptDictionary":
+        """Load what to_disk saved. Names and definitions are memory-mapped so that a large
+        dictionary loads quickly. A missing or damaged directory raises BioLinkError E104."""
         try:
             meta, arrays = read_arrays(path, mmap=("names.blob", "definitions.blob"))
         except (OSError, ValueError, KeyError) as err:
@@ -388,11 +409,13 @@ class ConceptDictionary:
         return cls.from_state(meta, arrays, where=str(path))
 
     def to_bytes(self) -> bytes:
+        """The whole dictionary as msgpack bytes, for spaCy's to_bytes."""
         meta, arrays = self.to_state()
         return srsly.msgpack_dumps({"meta": meta, "arrays": arrays})
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "ConceptDictionary":
+        """Inverse of to_bytes. Tables whose sizes disagree raise BioLinkError E104."""
         msg = srsly.msgpack_loads(data)
         return cls.from_state(msg["meta"], msg["arrays"])
 

@@ -35,10 +35,12 @@ class FaissIndex(NameIndex):
 
     @property
     def n_vectors(self) -> int:
+        """Number of names indexed (0 before build)."""
         return 0 if self.index is None else int(self.index.ntotal)
 
     @property
     def is_built(self) -> bool:
+        """Whether build or from_state has run. Before that, search raises BioLinkError E207."""
         return self.index is not None
 
     def _new_index(self, vectors: numpy.ndarray):
@@ -64,11 +66,16 @@ class FaissIndex(NameIndex):
         return index
 
     def build(self, vectors: numpy.ndarray) -> None:
+        """Create the faiss index over `vectors` (dense, one row per name, cast to float32)
+        and add them, replacing what was there. IVF kinds train on these vectors, so pass
+        the full set here rather than through add."""
         vectors = self._as_dense(vectors)
         self.index = self._new_index(vectors)
         self._add(vectors)
 
     def add(self, vectors: numpy.ndarray) -> None:
+        """Append rows; their name ids continue after the existing ones. If nothing is built
+        yet, this builds. IVF centroids are not retrained."""
         vectors = self._as_dense(vectors)
         if self.index is None:
             return self.build(vectors)
@@ -80,6 +87,9 @@ class FaissIndex(NameIndex):
             self.index.add(vectors[start:start + self.add_batch_size])
 
     def search(self, queries: numpy.ndarray, k: int) -> SearchResult:
+        """Top-k (scores, name ids) by inner product, best first, ties to the lower id, padded
+        with -1. Only flat is exact: hnsw searches with efSearch = max(ef_search, k),
+        ivf and ivfpq with nprobe."""
         if self.index is None:
             raise BioLinkError(Errors.E207.format(index="faiss"))
         queries = self._as_dense(queries)
@@ -106,6 +116,8 @@ class FaissIndex(NameIndex):
         return numpy.ascontiguousarray(vectors, dtype=numpy.float32)
 
     def to_state(self) -> Tuple[dict, dict]:
+        """(meta, arrays) holding the index in faiss's own serialization (no pickle).
+        Raises BioLinkError E207 if the index is not built."""
         import faiss
 
         if self.index is None:
@@ -113,6 +125,8 @@ class FaissIndex(NameIndex):
         return {"type": "faiss", "kind": self.kind}, {"faiss": faiss.serialize_index(self.index)}
 
     def from_state(self, meta: dict, arrays: dict) -> "FaissIndex":
+        """Load the serialized faiss index into this index and return it. `kind` and the
+        search settings come from the constructor and are not read back, so they must match."""
         import faiss
 
         self.index = faiss.deserialize_index(numpy.asarray(arrays["faiss"], dtype=numpy.uint8))

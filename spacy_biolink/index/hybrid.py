@@ -27,6 +27,9 @@ RECONSTRUCTIBLE = ("flat", "hnsw")
 
 
 class HybridIndex(NameIndex):
+    """Near-exact search for [dense | sparse] rows: each part's `candidates` best names,
+    rescored by the full inner product (see the module docstring)."""
+
     vector_kind = "sparse"
 
     def __init__(self, dense_width: int, dense: FaissIndex, sparse_index: SparseIndex,
@@ -47,25 +50,33 @@ class HybridIndex(NameIndex):
 
     @property
     def n_vectors(self) -> int:
+        """Number of names indexed (the sparse part's count)."""
         return self.sparse.n_vectors
 
     @property
     def is_built(self) -> bool:
+        """Whether both parts are built. Before that, search raises BioLinkError E207."""
         return self.dense.is_built and self.sparse.is_built
 
     def build(self, vectors: sparse.csr_matrix) -> None:
+        """Index hybrid rows (CSR whose first `dense_width` columns are the dense vector).
+        The dense columns go to faiss and the rest to the SparseIndex, replacing what was there."""
         dense_part, sparse_part = self._split(vectors)
         self.dense.build(dense_part)
         self.sparse.build(sparse_part)
         self._sort_postings()
 
     def add(self, vectors: sparse.csr_matrix) -> None:
+        """Append hybrid rows to both parts; their name ids continue after the existing ones."""
         dense_part, sparse_part = self._split(vectors)
         self.dense.add(dense_part)
         self.sparse.add(sparse_part)
         self._sort_postings()
 
     def search(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
+        """Top-k (scores, name ids) for hybrid `queries`. Each part proposes its max(k, candidates)
+        best names and the union is rescored by the full inner product. Best first, ties to
+        the lower id, padded with -1."""
         if not self.is_built:
             raise BioLinkError(Errors.E207.format(index="hybrid"))
         dense_queries, sparse_queries = self._split(queries)
@@ -123,6 +134,8 @@ class HybridIndex(NameIndex):
             self.sparse.names_t.sort_indices()
 
     def to_state(self) -> Tuple[dict, dict]:
+        """Both parts' states in one (meta, arrays), with array names prefixed dense_ / sparse_.
+        Raises BioLinkError E207 if the index is not built."""
         if not self.is_built:
             raise BioLinkError(Errors.E207.format(index="hybrid"))
         dense_meta, dense_arrays = self.dense.to_state()
@@ -133,6 +146,8 @@ class HybridIndex(NameIndex):
                  "sparse": sparse_meta}, arrays)
 
     def from_state(self, meta: dict, arrays: dict) -> "HybridIndex":
+        """Restore both parts from to_state's output into the dense and sparse indexes this
+        instance was constructed with, and return it."""
         def part(prefix):
             return {name[len(prefix):]: a for name, a in arrays.items() if name.startswith(prefix)}
 

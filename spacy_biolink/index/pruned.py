@@ -75,6 +75,8 @@ class PrunedSparseIndex(SparseIndex):
         return self.coverage < 1
 
     def build(self, vectors: sparse.csr_matrix) -> None:
+        """As SparseIndex.build, and also keep the rows (names x features) that rescoring reads.
+        When pruning, negative values raise BioLinkError E221."""
         self._check_kind(vectors)
         if self.prunes:
             self._check_non_negative(vectors)
@@ -82,6 +84,8 @@ class PrunedSparseIndex(SparseIndex):
         self._build_rows(vectors)
 
     def add(self, vectors: sparse.csr_matrix) -> None:
+        """Append rows; their name ids continue after the existing ones. The rescoring rows
+        are rebuilt over all names, so the cost grows with the index."""
         self._check_kind(vectors)
         if self.names_t is None:
             return self.build(vectors)
@@ -107,6 +111,9 @@ class PrunedSparseIndex(SparseIndex):
                                                   value=float(data.min())))
 
     def search(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
+        """Top-k (scores, name ids) as SparseIndex.search returns them, with exact scores. But
+        candidates come only from each query's heaviest n-grams, so a true top name can be
+        missed. Without pruning, or for negative/non-finite queries, this is the exact search."""
         if not self.prunes:
             return SparseIndex.search(self, queries, k)
         queries = self._check_queries(queries)
@@ -149,6 +156,8 @@ class PrunedSparseIndex(SparseIndex):
         return {**super().__getstate__(), "_rows_cache": None}
 
     def to_state(self) -> Tuple[dict, dict]:
+        """SparseIndex's state plus coverage, candidates and the rescoring rows. The rows are
+        saved so that loading memory-maps them instead of transposing the postings."""
         meta, arrays = super().to_state()
         meta = dict(meta, type=self.state_type, coverage=self.coverage,
                     candidates=self.candidates)
@@ -158,6 +167,9 @@ class PrunedSparseIndex(SparseIndex):
         return meta, arrays
 
     def from_state(self, meta: dict, arrays: dict) -> "PrunedSparseIndex":
+        """Restore from to_state's output and return self. coverage and candidates come from
+        the constructor (config), not the saved meta. Rows missing from the save are rebuilt
+        when pruning."""
         super().from_state(meta, arrays)
         self.rows = None
         if "rows_data" in arrays:
@@ -190,14 +202,20 @@ class AutoSparseIndex(PrunedSparseIndex):
 
     @property
     def prunes(self) -> bool:
+        """True once the index holds at least `min_names` non-negative rows (decided at build
+        or add) and coverage < 1."""
         return self._pruning and self.coverage < 1
 
     def build(self, vectors: sparse.csr_matrix) -> None:
+        """Choose exact or pruned search from these vectors (at least min_names rows, all
+        non-negative), then build for that choice."""
         self._check_kind(vectors)
         self._pruning = bool(vectors.shape[0] >= self.min_names and _non_negative(vectors))
         super().build(vectors)
 
     def add(self, vectors: sparse.csr_matrix) -> None:
+        """Append rows. Switches to pruned search once the total reaches min_names and every
+        row is non-negative; it never switches back."""
         self._check_kind(vectors)
         if self.names_t is not None and not self._pruning and \
                 self.n_vectors + vectors.shape[0] >= self.min_names and \
@@ -209,9 +227,13 @@ class AutoSparseIndex(PrunedSparseIndex):
         super().add(vectors)
 
     def to_state(self) -> Tuple[dict, dict]:
+        """PrunedSparseIndex's state plus min_names and the exact/pruned choice, so that a loaded
+        pipeline searches the way it did when saved."""
         meta, arrays = super().to_state()
         return dict(meta, min_names=self.min_names, pruning=self._pruning), arrays
 
     def from_state(self, meta: dict, arrays: dict) -> "AutoSparseIndex":
+        """Restore from to_state's output, taking the exact/pruned choice from the save
+        instead of deciding it again."""
         self._pruning = bool(meta.get("pruning", False))
         return super().from_state(meta, arrays)

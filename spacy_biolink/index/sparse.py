@@ -63,17 +63,23 @@ class NameIndex:
     vector_kind = ""
 
     def to_disk(self, path, exclude=tuple()) -> None:
+        """Save to_state's arrays as .npy files and meta.json in the directory `path` (no
+        pickle). `exclude` exists for spaCy's serialization API and is ignored."""
         meta, arrays = self.to_state()
         write_arrays(path, arrays, meta)
 
     def from_disk(self, path, exclude=tuple()) -> "NameIndex":
+        """Load what to_disk saved into this index and return it. Settings that are not
+        saved come from this instance's constructor (the config)."""
         return self.from_state(*read_arrays(path))
 
     def to_bytes(self, exclude=tuple()) -> bytes:
+        """to_state as msgpack bytes, for spaCy's to_bytes."""
         meta, arrays = self.to_state()
         return srsly.msgpack_dumps({"meta": meta, "arrays": arrays})
 
     def from_bytes(self, data: bytes, exclude=tuple()) -> "NameIndex":
+        """Inverse of to_bytes: load into this index and return it."""
         msg = srsly.msgpack_loads(data)
         return self.from_state(msg["meta"], msg["arrays"])
 
@@ -106,17 +112,23 @@ class SparseIndex(NameIndex):
 
     @property
     def n_vectors(self) -> int:
+        """Number of names indexed (0 before build)."""
         return 0 if self.names_t is None else self.names_t.shape[1]
 
     @property
     def is_built(self) -> bool:
+        """Whether build or from_state has run. Before that, search raises BioLinkError E207."""
         return self.names_t is not None
 
     def build(self, vectors: sparse.csr_matrix) -> None:
+        """Index `vectors` (sparse, one row per name, cast to float32), replacing what was
+        there. They are stored transposed (features x names) as postings."""
         self._check_kind(vectors)
         self.names_t = sparse.csr_matrix(vectors, dtype=numpy.float32).T.tocsr()
 
     def add(self, vectors: sparse.csr_matrix) -> None:
+        """Append rows; their name ids continue after the existing ones. Each call copies
+        the whole postings matrix, so one build is cheaper than many small adds."""
         self._check_kind(vectors)
         if self.names_t is None:
             return self.build(vectors)
@@ -124,6 +136,8 @@ class SparseIndex(NameIndex):
         self.names_t = sparse.hstack([self.names_t, added], format="csr")
 
     def search(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
+        """Exact top-k (scores, name ids) by inner product, as the module docstring says.
+        `queries` must be sparse and as wide as the indexed rows (otherwise BioLinkError E205)."""
         queries = self._check_queries(queries)
         postings = self._postings()
         if postings is None or not numpy.isfinite(queries.data).all():
@@ -181,6 +195,8 @@ class SparseIndex(NameIndex):
                                                   got=type(vectors).__name__))
 
     def to_state(self) -> Tuple[dict, dict]:
+        """(meta, arrays) of the postings matrix, not copied. Raises BioLinkError E207
+        if the index is not built."""
         if self.names_t is None:
             raise BioLinkError(Errors.E207.format(index="sparse"))
         m = self.names_t
@@ -188,11 +204,14 @@ class SparseIndex(NameIndex):
                 {"data": m.data, "indices": m.indices, "indptr": m.indptr})
 
     def from_disk(self, path, exclude=tuple()) -> "SparseIndex":
+        """As NameIndex.from_disk, with the postings memory-mapped."""
         # Memory-mapped: spacy.load reads no postings, and processes that load one
         # pipeline share its pages.
         return self.from_state(*read_arrays(path, mmap=MMAP_ARRAYS))
 
     def from_state(self, meta: dict, arrays: dict) -> "SparseIndex":
+        """Load the postings from to_state's output (the arrays may be memory-mapped) into
+        this index and return it."""
         self.names_t = sparse.csr_matrix(
             (arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(meta["shape"]))
         return self
