@@ -39,7 +39,7 @@ from spacy.language import Language
 from .errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
 from .link_files import (InputDocument, LinkStats, _count, _parse_entities, _parse_json_line,
-                         doc_record, input_format, make_input_doc)
+                         doc_record, input_format, linker_kb, make_input_doc)
 from .util import PathLike, atomic_file, open_text
 
 logger = logging.getLogger(__name__)
@@ -235,7 +235,8 @@ def link_shard(nlp: Language, shard: PathLike, output: PathLike, *, report: Opti
                 malformed.append({"shard": shard.name, "line": item.line, "error": item.message})
 
     stats = LinkStats()
-    records = (doc_record(doc, passthrough, spans_key=spans_key) for doc, passthrough
+    kb = linker_kb(nlp)
+    records = (doc_record(doc, passthrough, spans_key=spans_key, kb=kb) for doc, passthrough
                in nlp.pipe(input_docs(), as_tuples=True, batch_size=batch_size))
 
     def counted(records: Iterable[Dict[str, Any]]) -> Iterator[Dict[str, Any]]:
@@ -277,8 +278,9 @@ def link_rows(nlp: Language, rows: Iterable[Dict[str, Any]], *, batch_size: int 
             records.append(None)
         except BioLinkError as err:
             records.append({**{k: v for k, v in row.items() if k != "entities"}, "error": str(err)})
+    kb = linker_kb(nlp)
     for doc, (index, passthrough) in nlp.pipe(docs, as_tuples=True, batch_size=batch_size):
-        records[index] = doc_record(doc, passthrough, spans_key=spans_key)
+        records[index] = doc_record(doc, passthrough, spans_key=spans_key, kb=kb)
     return records  # type: ignore[return-value]
 
 

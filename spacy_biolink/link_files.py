@@ -223,6 +223,12 @@ def check_pipe_settings(batch_size: int, n_process: int) -> None:
                                               value=n_process))
 
 
+def linker_kb(nlp: Language) -> Optional[Mapping]:
+    """The bio_linker's concept lookup, for the canonical names records show; None
+    without a bio_linker."""
+    return nlp.get_pipe("bio_linker").kb if "bio_linker" in nlp.pipe_names else None
+
+
 def link_documents(nlp: Language, documents: Iterable[InputDocument], *,
                    path: PathLike = "<input>", batch_size: int = 64, n_process: int = 1
                    ) -> Iterator[Dict[str, Any]]:
@@ -230,7 +236,7 @@ def link_documents(nlp: Language, documents: Iterable[InputDocument], *,
     check_pipe_settings(batch_size, n_process)
     install_extensions()
     spans_key = _linker_spans_key(nlp)
-    kb = nlp.get_pipe("bio_linker").kb if "bio_linker" in nlp.pipe_names else None
+    kb = linker_kb(nlp)
     docs = ((make_input_doc(nlp, document, path), document.passthrough) for document in documents)
     for doc, passthrough in nlp.pipe(docs, as_tuples=True, batch_size=batch_size,
                                      n_process=n_process):
