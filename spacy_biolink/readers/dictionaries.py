@@ -199,7 +199,9 @@ def infer_format(path: PathLike) -> str:
     path = Path(path)
     fmt, _ = sniff(path)
     if fmt is None:
-        first = "" if path.is_dir() else next((line for _, line in _lines(path)), "")
+        if path.is_dir():  # not a META directory: it holds no MRCONSO.RRF
+            raise BioLinkError(Errors.E041.format(path=path))
+        first = next((line for _, line in _lines(path)), "")
         raise BioLinkError(Errors.E003.format(path=path, first=first[:80]))
     return fmt
 
