@@ -82,8 +82,6 @@ class Errors(metaclass=ErrorsWithCodes):
             "BROAD or NARROW.")
     E048 = ("Dictionary filter `{key}` applies only to --format {applies}, not {fmt} "
             "({path}). Drop it, or read the file in a format it applies to.")
-    E049 = ("{path}:{line}: cannot decode the file as UTF-8 ({reason}). Convert it to UTF-8 "
-            "(UMLS and OBO releases are UTF-8).")
     E050 = ("Dictionary filter `{key}` must be {what}, got {value!r}.")
 
     # Component

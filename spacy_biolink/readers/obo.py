@@ -18,7 +18,7 @@ from ..dictionary import Concept
 from ..errors import BioLinkError, Errors
 from ..ids import XREF_NAMESPACES, normalize_xref
 from ..util import PathLike, open_text
-from .umls import BAD_CHARS, undecodable
+from .umls import BAD_CHARS
 
 SYNONYM_SCOPES = ("EXACT", "RELATED", "BROAD", "NARROW")
 DEFAULT_XREF_PREFIXES = ("MESH", "MSH", "OMIM", "MIM", "UMLS", "UMLS_CUI")
@@ -39,10 +39,7 @@ class _BinaryLines(io.RawIOBase):
 
     def readinto(self, target) -> int:
         while len(self.buffer) < len(target):
-            try:
-                line = self.fileh.readline()
-            except UnicodeDecodeError as err:
-                raise undecodable(self.path, err) from None
+            line = self.fileh.readline()
             if not line:
                 break
             self.line_no += 1

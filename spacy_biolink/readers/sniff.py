@@ -97,12 +97,7 @@ def sniff(path: PathLike) -> Tuple[Optional[str], str]:
         if find_rrf(path, "MRCONSO") is not None:
             return "umls", "a directory with MRCONSO.RRF"
         return None, "a directory without MRCONSO.RRF"
-    try:
-        return sniff_lines(head_lines(path))
-    except UnicodeDecodeError as err:
-        from .umls import undecodable
-
-        raise undecodable(path, err) from None
+    return sniff_lines(head_lines(path))
 
 
 def same_content(named: str, looks: str) -> bool:

@@ -74,7 +74,7 @@ def _rrf_rows(path: Path, n_columns: int, fmt: str) -> Iterator[Tuple[int, List[
     from .dictionaries import _lines, _malformed
 
     previous = ""
-    for line_no, line in _decoded(_lines(path), path):
+    for line_no, line in _lines(path):
         cols = line.split("|")
         if len(cols) != n_columns + 1 or cols[-1] != "":
             raise _malformed(path, line_no, fmt, f"expected {n_columns} '|'-terminated "
@@ -87,31 +87,6 @@ def _rrf_rows(path: Path, n_columns: int, fmt: str) -> Iterator[Tuple[int, List[
                                                   previous=previous))
         previous = cui
         yield line_no, cols
-
-
-def _decoded(lines, path):
-    """`lines` with a decoding error reported as the BioLinkError it is."""
-    try:
-        yield from lines
-    except UnicodeDecodeError as err:
-        raise undecodable(path, err) from None
-
-
-def undecodable(path: Path, err: UnicodeDecodeError) -> BioLinkError:
-    """E049 naming the first line that is not UTF-8: text is decoded a chunk at a time,
-    so the error itself does not know its line."""
-    import gzip
-
-    line_no = "?"
-    opener = gzip.open if Path(path).suffix == ".gz" else open
-    with opener(path, "rb") as fileh:
-        for i, raw in enumerate(fileh, start=1):
-            try:
-                raw.decode("utf8")
-            except UnicodeDecodeError:
-                line_no = i
-                break
-    return BioLinkError(Errors.E049.format(path=path, line=line_no, reason=err.reason))
 
 
 class _Joined:
