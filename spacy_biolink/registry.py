@@ -13,6 +13,8 @@ from .errors import BioLinkError, Errors
 from .evaluation.scorer import score_linking
 from .index import HybridIndex
 from .index import AUTO_MIN_NAMES, AutoSparseIndex, FaissIndex, PrunedSparseIndex, SparseIndex
+from .index import BlockedAutoSparseIndex, BlockedPrunedSparseIndex
+from .index.blocked import V2_CANDIDATES, V2_COVERAGE
 from .readers.dictionaries import load_dictionary
 from .text.normalize import MentionNormalizer
 from .util import PathLike
@@ -47,6 +49,26 @@ def build_auto_sparse_index(min_names: int = AUTO_MIN_NAMES, coverage: float = 0
     """Exact sparse search below min_names names, PrunedSparseIndex's from there on."""
     return AutoSparseIndex(min_names=min_names, coverage=coverage, candidates=candidates,
                            chunk_size=chunk_size)
+
+
+@registry.misc("spacy-biolink.PrunedSparseIndex.v2")
+def build_pruned_sparse_index_v2(coverage: float = V2_COVERAGE, candidates: int = V2_CANDIDATES,
+                                 chunk_size: int = 256) -> BlockedPrunedSparseIndex:
+    """PrunedSparseIndex.v1's search (the same results for the same settings) with its
+    candidates found block by block, which stays fast at millions of names
+    (index/blocked.py); defaults: coverage 0.8, 512 candidates."""
+    return BlockedPrunedSparseIndex(coverage=coverage, candidates=candidates,
+                                    chunk_size=chunk_size)
+
+
+@registry.misc("spacy-biolink.AutoSparseIndex.v2")
+def build_auto_sparse_index_v2(min_names: int = AUTO_MIN_NAMES, coverage: float = V2_COVERAGE,
+                               candidates: int = V2_CANDIDATES,
+                               chunk_size: int = 256) -> BlockedAutoSparseIndex:
+    """Exact sparse search below min_names names, PrunedSparseIndex.v2's from there on:
+    bio_linker's default index."""
+    return BlockedAutoSparseIndex(min_names=min_names, coverage=coverage,
+                                  candidates=candidates, chunk_size=chunk_size)
 
 
 @registry.misc("spacy-biolink.FaissIndex.v1")

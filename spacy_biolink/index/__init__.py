@@ -3,13 +3,17 @@
 sparse.py: exact sparse top-k (SparseIndex) and the NameIndex base; kernels.py: its numba
 kernels; faiss.py: dense search (FaissIndex); hybrid.py: dense + sparse candidates
 rescored (HybridIndex); pruned.py: sparse search that reads only rare n-grams
-(PrunedSparseIndex, AutoSparseIndex); concepts.py: nearest names -> ranked concepts.
+(PrunedSparseIndex, AutoSparseIndex); blocked.py: the same with its candidates found block by
+block, block_kernels.py its kernel (the .v2 indexes); concepts.py: nearest names -> ranked
+concepts.
 """
+from .blocked import BlockedAutoSparseIndex, BlockedPrunedSparseIndex
 from .faiss import FAISS_KINDS, FaissIndex
 from .hybrid import HybridIndex
 from .pruned import AUTO_MIN_NAMES, AutoSparseIndex, PrunedSparseIndex
 from .sparse import (NameIndex, SearchResult, SparseIndex, exact_index, exact_index_from_state,
                      top_k)
 
-__all__ = ["AUTO_MIN_NAMES", "AutoSparseIndex", "PrunedSparseIndex", "FAISS_KINDS", "FaissIndex", "HybridIndex", "NameIndex", "SearchResult",
+__all__ = ["AUTO_MIN_NAMES", "AutoSparseIndex", "PrunedSparseIndex", "BlockedAutoSparseIndex",
+           "BlockedPrunedSparseIndex", "FAISS_KINDS", "FaissIndex", "HybridIndex", "NameIndex", "SearchResult",
            "SparseIndex", "exact_index", "exact_index_from_state", "top_k"]

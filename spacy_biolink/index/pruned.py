@@ -61,13 +61,16 @@ class PrunedSparseIndex(SparseIndex):
 
     def __init__(self, coverage: float = 0.8, candidates: int = 256, chunk_size: int = 256):
         if not (0 < coverage <= 1) or candidates < 1:
-            raise BioLinkError(Errors.E220.format(index=type(self).__name__ + ".v1",
+            raise BioLinkError(Errors.E220.format(index=self._registered_name(),
                                                   coverage=coverage, candidates=candidates))
         super().__init__(chunk_size=chunk_size)
         self.coverage = float(coverage)
         self.candidates = int(candidates)
         self.rows: Optional[sparse.csr_matrix] = None  # names x features
         self._rows_cache = None
+
+    def _registered_name(self) -> str:
+        return getattr(self, "registered_name", type(self).__name__ + ".v1")
 
     @property
     def prunes(self) -> bool:
@@ -107,7 +110,7 @@ class PrunedSparseIndex(SparseIndex):
     def _check_non_negative(self, vectors) -> None:
         data = sparse.csr_matrix(vectors).data
         if len(data) and data.min() < 0:
-            raise BioLinkError(Errors.E221.format(index=type(self).__name__ + ".v1",
+            raise BioLinkError(Errors.E221.format(index=self._registered_name(),
                                                   value=float(data.min())))
 
     def search(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
@@ -126,7 +129,7 @@ class PrunedSparseIndex(SparseIndex):
         queries.sum_duplicates()
         queries.sort_indices()  # rescoring sums in feature order, as the exact kernel
         depth = min(max(k, self.candidates), self.n_vectors)
-        _, found = SparseIndex.search(self, prune_queries(queries, self.coverage), depth)
+        found = self._candidates(prune_queries(queries, self.coverage), depth)
         scores = kernel.rescore_rows(queries.indptr, queries.indices, queries.data, rows,
                                      queries.shape[1], found)
         # Best first, ties to the lower id; names scoring 0 (or none) are no candidates.
@@ -141,6 +144,10 @@ class PrunedSparseIndex(SparseIndex):
         out_scores[:, :take] = numpy.where(top_missing, 0, top_scores)
         out_ids[:, :take] = numpy.where(top_missing, -1, top_ids)
         return out_scores, out_ids
+
+    def _candidates(self, pruned: sparse.csr_matrix, depth: int) -> numpy.ndarray:
+        """The `depth` best name ids (-1: none) of each pruned query row, by the exact kernel."""
+        return SparseIndex.search(self, pruned, depth)[1]
 
     def _prepared_rows(self, kernel):
         m = self.rows
