@@ -65,9 +65,9 @@ min_df = 1
     requires=["doc.ents"],
     default_config={
         "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
-        # Exact sparse search below 500,000 names, pruned above (index/pruned.py);
+        # Exact sparse search below 500,000 names, pruned above (index/blocked.py);
         # "spacy-biolink.SparseIndex.v1" is always exact.
-        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v1", "chunk_size": 256},
+        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v2", "chunk_size": 256},
         "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
                        "remove_punctuation": True, "spelling_variants": True,
                        "strip_plurals": True},

@@ -174,7 +174,6 @@ def test_bad_settings_and_negative_rows_are_clear_errors():
 
 
 @pytest.mark.parametrize("name,cls", [
-    (None, AutoSparseIndex),  # the default
     ("spacy-biolink.AutoSparseIndex.v1", AutoSparseIndex),
     ("spacy-biolink.PrunedSparseIndex.v1", PrunedSparseIndex),
     ("spacy-biolink.SparseIndex.v1", SparseIndex),
