@@ -49,6 +49,46 @@ def timed(fn, repeats):
     return result, best[0], best[1]
 
 
+def transposed_on_disk(names_t, directory: Path):
+    """names_t's names x features copy (features ascending per name), written to .npy
+    files in `directory` (reused when there) and memory-mapped: at 10M names the copy
+    (1.7 GB) then takes no anonymous memory during the timed searches."""
+    import numpy
+    from numba import njit
+    from scipy import sparse
+
+    n_features, n_names = names_t.shape
+    files = {k: directory / f"rows_{k}.npy" for k in ("indptr", "indices", "data")}
+    if not all(f.exists() for f in files.values()):
+        directory.mkdir(parents=True, exist_ok=True)
+
+        @njit(nogil=True)
+        def scatter(t_indptr, t_indices, t_data, nxt, r_indices, r_data):
+            for f in range(t_indptr.shape[0] - 1):
+                for p in range(t_indptr[f], t_indptr[f + 1]):
+                    pos = nxt[t_indices[p]]
+                    r_indices[pos] = f
+                    r_data[pos] = t_data[p]
+                    nxt[t_indices[p]] = pos + 1
+
+        counts = numpy.bincount(names_t.indices, minlength=n_names)
+        indptr = numpy.zeros(n_names + 1, dtype=numpy.int64)
+        numpy.cumsum(counts, out=indptr[1:])
+        # Built in memory and written in one pass: random writes into a memory-mapped
+        # file make the kernel write the same pages back again and again.
+        out = {"indices": numpy.empty(len(names_t.indices), dtype=numpy.int32),
+               "data": numpy.empty(len(names_t.indices), dtype=numpy.float32)}
+        scatter(names_t.indptr.astype(numpy.int64), names_t.indices, names_t.data,
+                indptr[:-1].copy(), out["indices"], out["data"])
+        for k in ("indices", "data"):
+            numpy.save(str(files[k]) + ".tmp.npy", out.pop(k))
+            Path(str(files[k]) + ".tmp.npy").rename(files[k])
+        numpy.save(files["indptr"], indptr)
+    arrays = {k: numpy.load(f, mmap_mode="r") for k, f in files.items()}
+    return sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
+                             shape=(n_names, n_features))
+
+
 def gold_docs(nlp, corpus):
     import spacy
 
@@ -79,7 +119,9 @@ def run_pipeline(path: Path, args) -> dict:
     queries = sparse.csr_matrix(linker.encode(texts), dtype=numpy.float32)
     names_t = linker.index.names_t
     rows = getattr(linker.index, "rows", None)
-    if rows is None:
+    if rows is None and args.rows_dir is not None:
+        rows = transposed_on_disk(names_t, args.rows_dir / path.name)
+    elif rows is None:
         rows = names_t.T.tocsr()
         rows.sort_indices()
     n_names = names_t.shape[1]
@@ -157,6 +199,8 @@ def main(argv=None) -> int:
     p.add_argument("--threads", default="1,2")
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--link", action="store_true")
+    p.add_argument("--rows-dir", type=Path,
+                   help="write the rescoring rows here and memory-map them (large pipelines)")
     p.add_argument("--output", type=Path)
     args = p.parse_args(argv)
     args.settings = [(float(c), int(n)) for c, n in (s.split(":") for s in args.settings.split(","))]
