@@ -18,11 +18,15 @@ takes that state, so every row comes from the same layers and has the same scale
 unseen inflection of a training word is then built of rows like the seen ones.
 
 The extraction runs once, when the verifier is trained; the table is saved with the
-verifier's weights (safetensors), so linking never runs the transformer.
+verifier's weights (safetensors), so linking never runs the transformer. Variants that
+share an extraction (e.g. with and without the TF-IDF feature) can share it through
+[paths] token_vectors_cache: a folder of .npy tables named by a hash of the backbone's
+weights, the tokenizer, the method and the contexts.
 """
+import hashlib
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy
 from tqdm import tqdm
@@ -133,6 +137,33 @@ def extract_token_embeddings(backbone: PathLike, tokenizer_json: str, contexts: 
         counts[chunk] = 1
     seen = counts > 0
     table[seen] = (sums[seen] / counts[seen, None]).astype(numpy.float32)
+    return table
+
+
+def cached_token_embeddings(cache_dir: Optional[PathLike], backbone: PathLike,
+                            tokenizer_json: str, contexts: Sequence[str], *,
+                            layers: str = "last4", occurrence: str = "avg") -> numpy.ndarray:
+    """extract_token_embeddings, read from / written to `cache_dir` (None: no cache) as
+    <hash>.npy (numpy's format, loaded with allow_pickle=False)."""
+    if cache_dir in (None, "", "null"):
+        return extract_token_embeddings(backbone, tokenizer_json, contexts, layers=layers,
+                                        occurrence=occurrence)
+    from ..files import atomic_file
+
+    digest = hashlib.sha256()
+    for part in (layers, occurrence, tokenizer_json, *contexts):
+        digest.update(part.encode("utf8") + b"\0")
+    for weights in sorted(Path(backbone).glob("*.safetensors")) + sorted(Path(backbone).glob("*.bin")):
+        digest.update(f"{weights.name}:{weights.stat().st_size}:{weights.stat().st_mtime_ns}"
+                      .encode("utf8"))
+    path = Path(cache_dir) / f"token_vectors_{digest.hexdigest()[:24]}.npy"
+    if path.is_file():
+        return numpy.load(path, allow_pickle=False)
+    table = extract_token_embeddings(backbone, tokenizer_json, contexts, layers=layers,
+                                     occurrence=occurrence)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path, "wb") as fileh:
+        numpy.save(fileh, table, allow_pickle=False)
     return table
 
 

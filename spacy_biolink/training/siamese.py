@@ -303,7 +303,7 @@ def build_model(config: Config, dictionary: ConceptDictionary,
     info: Dict = {"backbone": None, "contexts": 0}
     table = None
     if inputs == "subwords":
-        from ..encoders.token_embeddings import extract_token_embeddings
+        from ..encoders.token_embeddings import cached_token_embeddings
         from ..encoders.transformer import backbone_tokenizer_json, resolve_backbone
 
         backbone = resolve_backbone(config.get("paths", {}).get("backbone"))
@@ -318,8 +318,9 @@ def build_model(config: Config, dictionary: ConceptDictionary,
             if 0 < max_contexts < len(contexts):
                 contexts = random.Random(seed).sample(contexts, max_contexts)
             info["contexts"] = len(contexts)
-            table = extract_token_embeddings(backbone, tokenizer_json, contexts,
-                                             layers=extraction, occurrence=occurrence)
+            table = cached_token_embeddings(
+                config.get("paths", {}).get("token_vectors_cache"), backbone, tokenizer_json,
+                contexts, layers=extraction, occurrence=occurrence)
             n_rows = table.shape[0]
             model_config["embed_dim"] = int(table.shape[1])
         model_config["n_vocab"] = int(n_rows)
