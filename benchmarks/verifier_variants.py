@@ -75,7 +75,7 @@ def main() -> None:
     best = max(rows, key=lambda r: r["dev_auc"])
     lines = ["Siamese verifier input variants (seed 004), pairs of held-out concepts (test); "
              "threshold = max F1 on dev pairs; * = best dev AUC (the default).", "",
-             "| embedding | token type | extraction | dev AUC | P | R | F1 | AUC | best epoch | train s |",
+             "| embedding | token type | extraction | dev AUC | P | R | F1 | AUC | epochs to best | train s (with extraction) |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in sorted(rows, key=lambda r: -r["dev_auc"]):
         mark = " *" if r is best else ""
