@@ -48,7 +48,6 @@ from .run import require_path
 
 logger = logging.getLogger("spacy_biolink")
 
-ARCHITECTURE = "spacy-biolink.SiameseVerifier.v1"
 NIL_RULE_CHOICES = ("auto", "verifier", "either", "combined")
 EXTRACTIONS = ("none", "input", "last", "last4")
 
