@@ -635,7 +635,8 @@ def eval_pairs_cli(
                                     help="The dictionary it was trained on"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
 ):
-    """Precision, recall, F1 and AUC of a verifier on the pairs of its held-out concepts."""
+    """Precision, recall, F1 and AUC of a verifier on the pairs of its held-out concepts, beside
+    the TF-IDF character-trigram cosine of the same pairs (the string-similarity baseline)."""
     from .evaluation.pair_scores import evaluate_saved_verifier
     from .readers import load_dictionary
 
@@ -647,9 +648,16 @@ def eval_pairs_cli(
     for split in ("dev", "test"):
         for name in ("0.5", "dev", "saved"):
             s = result[split][f"at_{name}"]
-            rows.append((split, f"{name} ({s['threshold']:.3f})", f"{s['precision']:.4f}",
-                         f"{s['recall']:.4f}", f"{s['f1']:.4f}", f"{result[split]['auc']:.4f}"))
-    msg.table(rows, header=("pairs", "threshold", "P", "R", "F1", "AUC"))
+            rows.append((split, "verifier", f"{name} ({s['threshold']:.3f})",
+                         f"{s['precision']:.4f}", f"{s['recall']:.4f}", f"{s['f1']:.4f}",
+                         f"{result[split]['auc']:.4f}"))
+    for split in ("dev", "test"):  # the string-similarity baseline on the same pairs
+        base = result["baselines"]["tfidf_cosine"][split]
+        s = base["at_dev"]
+        rows.append((split, "TF-IDF cosine", f"dev ({s['threshold']:.3f})",
+                     f"{s['precision']:.4f}", f"{s['recall']:.4f}", f"{s['f1']:.4f}",
+                     f"{base['auc']:.4f}"))
+    msg.table(rows, header=("pairs", "scorer", "threshold", "P", "R", "F1", "AUC"))
     if output is not None:
         with atomic_file(output) as fileh:
             json.dump(result, fileh, indent=2)

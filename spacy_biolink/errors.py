@@ -282,6 +282,25 @@ class Errors(metaclass=ErrorsWithCodes):
     E655 = ("Transformer encoders are trained with their own torch loop (`python -m "
             "spacy_biolink train`), not through thinc's backprop.")
 
+    # Siamese verifier input embeddings (E660-E679, W660-W669: seed 004's variants)
+    E660 = ("The synonymy verifier has no subword tokenizer yet: train it (`python -m "
+            "spacy_biolink train configs/siamese.cfg ...`, which takes it from [paths] "
+            "backbone) or load a trained verifier.")
+    E661 = ("The synonymy verifier was built with tfidf_feature = true but its TF-IDF is not "
+            "fitted: train it (the trainer fits it on the training names) or load a trained "
+            "verifier.")
+    E662 = ("Unknown [encoder] inputs {value!r} of the synonymy verifier. Use one of: "
+            "{options} (words: the word vocabulary of [paths] vectors or of the dictionary; "
+            "subwords: the tokenizer and extracted token vectors of [paths] backbone).")
+    E663 = ("Unknown [training] {setting} {value!r} for the verifier's token embeddings. "
+            "Use one of: {options}.")
+    E664 = ("[training] extraction = {value!r} needs [encoder] inputs = \"subwords\" (token "
+            "vectors are extracted from a transformer for its tokenizer's units); the "
+            "[encoder] says inputs = \"words\". Set extraction = \"none\" for word input.")
+    E665 = ("Transformer backbone {path} gave a {rows} x {dim} input embedding table but its "
+            "tokenizer has {vocab} units: the tokenizer and the weights do not belong "
+            "together. Pass a directory whose tokenizer and model match.")
+
     # Siamese synonymy verifier (E700-E749)
     E701 = ("Pair split fractions (dev, test) must each be in [0, 1) and sum below 1, "
             "got {value}. Set [training] dev_fraction and test_fraction.")

@@ -252,6 +252,21 @@ def build_siamese_verifier(n_vocab: int = 2, embed_dim: int = 100, lstm_hidden: 
                             batch_size)
 
 
+@registry.architectures("spacy-biolink.SiameseVerifier.v2")
+def build_siamese_verifier_v2(n_vocab: int = 2, embed_dim: int = 100, lstm_hidden: int = 100,
+                              dense_sizes: List[int] = [128, 50], attention: bool = False,
+                              dropout: float = 0.0, batch_size: int = 1024,
+                              inputs: str = "subwords", tfidf_feature: bool = False):
+    """v1 with seed 004's input choice: inputs "words" (v1's) or "subwords" (a transformer
+    tokenizer's units, rows extracted from the transformer by SiameseTrainer.v3), and
+    optionally the names' TF-IDF character-trigram cosine as an input of the output unit.
+    n_vocab and embed_dim are filled in by `train`."""
+    from .encoders.siamese import siamese_verifier_v2
+
+    return siamese_verifier_v2(n_vocab, embed_dim, lstm_hidden, dense_sizes, attention, dropout,
+                               batch_size, inputs, tfidf_feature)
+
+
 @registry.misc("spacy-biolink.SiameseTrainer.v1")
 def build_siamese_trainer(max_epochs: int = 20, batch_size: int = 256,
                           learning_rate: float = 0.001, dev_fraction: float = 0.1,
@@ -287,6 +302,37 @@ def build_siamese_trainer_v2(max_epochs: int = 20, batch_size: int = 256,
                           corpus_negatives=corpus_negatives, corpus_top_k=corpus_top_k,
                           corpus_repeat=corpus_repeat, corpus_types=corpus_types,
                           nil_rule=nil_rule, nil_max_accuracy_loss=nil_max_accuracy_loss)
+
+
+@registry.misc("spacy-biolink.SiameseTrainer.v3")
+def build_siamese_trainer_v3(max_epochs: int = 20, batch_size: int = 256,
+                             learning_rate: float = 0.001, dev_fraction: float = 0.1,
+                             test_fraction: float = 0.1, max_positives_per_concept: int = 10,
+                             negatives_per_kind: int = 1, n_similar: int = 20,
+                             patience: int = 3, freeze_embeddings: bool = True,
+                             torch_threads: int = 1, corpus_pairs: bool = False,
+                             corpus_negatives: int = 3, corpus_top_k: int = 10,
+                             corpus_repeat: int = 1, corpus_types: Optional[List[str]] = None,
+                             nil_rule: str = "auto", nil_max_accuracy_loss: float = 0.02,
+                             extraction: str = "last4", occurrence: str = "avg",
+                             max_contexts: int = 20000):
+    """v2 plus seed 004's token-vector extraction for subword input: `extraction` ("none",
+    "input", "last", "last4") and `occurrence` ("avg", "first", "last") from [paths]
+    backbone over at most `max_contexts` training names; see encoders/token_embeddings.py."""
+    from .training.siamese import SiameseTrainer
+
+    return SiameseTrainer(max_epochs=max_epochs, batch_size=batch_size,
+                          learning_rate=learning_rate, dev_fraction=dev_fraction,
+                          test_fraction=test_fraction,
+                          max_positives_per_concept=max_positives_per_concept,
+                          negatives_per_kind=negatives_per_kind, n_similar=n_similar,
+                          patience=patience, freeze_embeddings=freeze_embeddings,
+                          torch_threads=torch_threads, corpus_pairs=corpus_pairs,
+                          corpus_negatives=corpus_negatives, corpus_top_k=corpus_top_k,
+                          corpus_repeat=corpus_repeat, corpus_types=corpus_types,
+                          nil_rule=nil_rule, nil_max_accuracy_loss=nil_max_accuracy_loss,
+                          extraction=extraction, occurrence=occurrence,
+                          max_contexts=max_contexts)
 
 
 @registry.architectures("spacy-biolink.DanEncoder.v1")

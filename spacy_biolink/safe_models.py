@@ -22,7 +22,7 @@ ENCODER_ARCHITECTURES = (
     "spacy-biolink.BioSynEncoder.v1",
     "spacy-biolink.BneEncoder.v1",
 )
-VERIFIER_ARCHITECTURES = ("spacy-biolink.SiameseVerifier.v1",)
+VERIFIER_ARCHITECTURES = ("spacy-biolink.SiameseVerifier.v1", "spacy-biolink.SiameseVerifier.v2")
 ARCHITECTURES = {"encoder": ENCODER_ARCHITECTURES, "verifier": VERIFIER_ARCHITECTURES}
 
 # The thinc node names the architectures above build (their outer Model), per role.

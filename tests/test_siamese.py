@@ -433,8 +433,10 @@ def corpus_trained_verifier(synthetic_path, synthetic_corpus, tmp_path_factory):
     torch.manual_seed(0)
     output = tmp_path_factory.mktemp("corpus_verifier")
     config = Path(__file__).resolve().parents[1] / "configs" / "siamese.cfg"
+    # Word input: subword input and its extraction are tested in test_siamese_inputs.py.
     overrides = {"paths.dictionary": str(synthetic_path), "paths.train": str(synthetic_corpus),
-                 "paths.dev": str(synthetic_corpus), "encoder.embed_dim": 16,
+                 "paths.dev": str(synthetic_corpus), "encoder.inputs": "words",
+                 "training.extraction": "none", "encoder.embed_dim": 16,
                  "encoder.lstm_hidden": 16, "encoder.dense_sizes": [16, 8],
                  "training.max_epochs": 3, "training.batch_size": 32,
                  "training.learning_rate": 0.01, "training.dev_fraction": 0.17,

