@@ -49,12 +49,7 @@ class WordVocab:
 
     def batch(self, texts: Sequence[str]) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """Padded (n, longest) int64 ids and (n,) lengths."""
-        rows = [self.ids(t) for t in texts]
-        lengths = numpy.asarray([len(r) for r in rows], dtype=numpy.int64)
-        out = numpy.full((len(rows), int(lengths.max()) if rows else 1), PAD_ID, numpy.int64)
-        for i, row in enumerate(rows):
-            out[i, :len(row)] = row
-        return out, lengths
+        return _padded([self.ids(t) for t in texts])
 
     def to_bytes(self) -> bytes:
         """The word list as msgpack bytes."""
@@ -64,6 +59,15 @@ class WordVocab:
         """Load a word list saved by `to_bytes` into this vocab and return it."""
         self.__init__(srsly.msgpack_loads(data)["words"])
         return self
+
+
+def _padded(rows: List[List[int]]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Rows of ids as a (n, longest) int64 array padded with PAD_ID, and their lengths."""
+    lengths = numpy.asarray([len(r) for r in rows], dtype=numpy.int64)
+    out = numpy.full((len(rows), int(lengths.max()) if rows else 1), PAD_ID, numpy.int64)
+    for i, row in enumerate(rows):
+        out[i, :len(row)] = row
+    return out, lengths
 
 
 @serialize_attr.register(WordVocab)
@@ -106,12 +110,7 @@ class SubwordVocab:
         most 4 * MAX_WORDS, as WordVocab.batch)."""
         tokenizer = self._get()
         encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        rows = [e.ids[:4 * MAX_WORDS] or [self._unk] for e in encodings]
-        lengths = numpy.asarray([len(r) for r in rows], dtype=numpy.int64)
-        out = numpy.full((len(rows), int(lengths.max()) if rows else 1), PAD_ID, numpy.int64)
-        for i, row in enumerate(rows):
-            out[i, :len(row)] = row
-        return out, lengths
+        return _padded([e.ids[:4 * MAX_WORDS] or [self._unk] for e in encodings])
 
     def to_bytes(self) -> bytes:
         """The tokenizer JSON as msgpack bytes."""
