@@ -361,6 +361,37 @@ def build_scispacy(args, out_dir: Path, kb_path: Path) -> Dict:
             "index_params": index_params}
 
 
+def saved_scispacy(args, directory: Path) -> Dict:
+    """scispaCy's index for --dictionary, built once into `directory` (linker/, kb.jsonl,
+    build.json) and reused by later runs: its HNSW build takes most of an hour at 1M
+    names, far longer than everything else here. A directory built from another
+    dictionary or other HNSW settings is refused, not silently reused."""
+    settings = {"dictionary": str(Path(args.dictionary).resolve()),
+                "dictionary_bytes": Path(args.dictionary).stat().st_size,
+                "M": args.m, "efConstruction": args.ef_construction, "threads": args.threads}
+    info_path = directory / "build.json"
+    if info_path.is_file():
+        info = json.loads(info_path.read_text())
+        if info["settings"] != settings:
+            raise SystemExit(f"{directory} was built with {info['settings']}, not {settings}: "
+                             "remove it or give another --scispacy-dir")
+        log(f"scispacy: reusing the index built in {directory} ({info['build_s']:.0f} s then)")
+        return info
+    tmp = directory.with_name(directory.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    log(f"scispacy: building into {directory} (M={args.m}, efConstruction={args.ef_construction}, "
+        f"threads={args.threads}) ...")
+    info = build_scispacy(args, tmp / "linker", tmp / "kb.jsonl")
+    info.update(settings=settings, build_rss_mb=peak_rss_mb(),
+                date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                loadavg=Path("/proc/loadavg").read_text().split()[:3])
+    (tmp / "build.json").write_text(json.dumps(info, indent=2))
+    tmp.rename(directory)
+    log(f"scispacy: built in {info['build_s']:.0f} s ({json.dumps(info['build_phases_s'])})")
+    return info
+
+
 SCISPACY_LOAD = """import time,spacy;t=time.perf_counter()
 from scispacy.candidate_generation import CandidateGenerator, LinkerPaths
 from scispacy.linking_utils import KnowledgeBase
@@ -561,12 +592,22 @@ def main(argv=None) -> int:
     p.add_argument("--ef-construction", type=int, default=100, help="HNSW efConstruction (scispaCy)")
     p.add_argument("--ef-search", type=int, default=200, help="HNSW efSearch (scispaCy)")
     p.add_argument("--keep-artifacts", action="store_true", help="keep the temp work dir")
+    p.add_argument("--scispacy-dir", type=Path,
+                   help="build scispaCy's index here once and reuse it on later runs")
+    p.add_argument("--build-only", action="store_true",
+                   help="with --scispacy-dir: build scispaCy's index and stop")
     p.add_argument("--only", choices=SYSTEMS, help=argparse.SUPPRESS)
     p.add_argument("--child-output", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--work-dir", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error("--repeats must be >= 1")
+
+    if args.build_only:
+        if args.scispacy_dir is None:
+            p.error("--build-only needs --scispacy-dir")
+        saved_scispacy(args, args.scispacy_dir)
+        return 0
 
     if args.only:  # child: one system, its own process (its own peak RSS)
         run = run_ours if args.only == "ours" else run_scispacy

@@ -315,7 +315,10 @@ class BioLinker(Pipe):
             warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids)))
         names = [self.normalizer.name(name) for name in dictionary.names]
         self.model.initialize(X=names)
-        self._build_search(dictionary, self.encode(names, progress=True))
+        vectors = self.encode(names, progress=True)
+        # 10M names are ~1 GB of Python strings: gone before the index doubles the vectors.
+        del names
+        self._build_search(dictionary, vectors)
         if self.cfg["sieve_threshold"] is not None:
             if self._sieve is None:
                 warnings.warn(Warnings.W003)

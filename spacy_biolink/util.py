@@ -22,8 +22,9 @@ def write_arrays(path: PathLike, arrays: dict, meta: dict) -> None:
     (path / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf8")
 
 
-def read_arrays(path: PathLike, *, mmap: tuple = ()) -> tuple:
-    """Inverse of write_arrays: (meta, arrays). Arrays named in `mmap` are memory-mapped."""
+def read_arrays(path: PathLike, *, mmap=()) -> tuple:
+    """Inverse of write_arrays: (meta, arrays). Arrays named in `mmap` (True: all of them)
+    are memory-mapped, read-only."""
     import json
 
     import numpy
@@ -32,7 +33,7 @@ def read_arrays(path: PathLike, *, mmap: tuple = ()) -> tuple:
     meta = json.loads((path / "meta.json").read_text(encoding="utf8"))
     arrays = {
         name: numpy.load(path / f"{name}.npy", allow_pickle=False,
-                         mmap_mode="r" if name in mmap else None)
+                         mmap_mode="r" if mmap is True or name in mmap else None)
         for name in meta["arrays"]
     }
     return meta, arrays
