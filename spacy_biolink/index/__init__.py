@@ -5,11 +5,11 @@ kernels; faiss.py: dense search (FaissIndex); hybrid.py: dense + sparse candidat
 rescored (HybridIndex); pruned.py: sparse search that reads only rare n-grams
 (PrunedSparseIndex, AutoSparseIndex); concepts.py: nearest names -> ranked concepts.
 """
-from .faiss import FAISS_KINDS, FaissIndex
+from .faiss import AUTO_FAISS_MIN_NAMES, FAISS_KINDS, AutoFaissIndex, FaissIndex
 from .hybrid import HybridIndex
 from .pruned import AUTO_MIN_NAMES, AutoSparseIndex, PrunedSparseIndex
 from .sparse import (NameIndex, SearchResult, SparseIndex, exact_index, exact_index_from_state,
                      top_k)
 
-__all__ = ["AUTO_MIN_NAMES", "AutoSparseIndex", "PrunedSparseIndex", "FAISS_KINDS", "FaissIndex", "HybridIndex", "NameIndex", "SearchResult",
+__all__ = ["AUTO_FAISS_MIN_NAMES", "AUTO_MIN_NAMES", "AutoFaissIndex", "AutoSparseIndex", "PrunedSparseIndex", "FAISS_KINDS", "FaissIndex", "HybridIndex", "NameIndex", "SearchResult",
            "SparseIndex", "exact_index", "exact_index_from_state", "top_k"]
