@@ -3,6 +3,8 @@
 Opening user files and writing outputs live in files.py; the names below are kept so
 that `from spacy_biolink.util import open_text, atomic_file, ...` keeps working.
 """
+import contextlib
+import gc
 from pathlib import Path
 
 from .files import PathLike, atomic_directory, atomic_file, open_text  # noqa: F401
@@ -37,3 +39,16 @@ def read_arrays(path: PathLike, *, mmap=()) -> tuple:
         for name in meta["arrays"]
     }
     return meta, arrays
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector (as it was: a nested pause leaves it off) while
+    millions of acyclic containers are built; reference counting still frees them."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
