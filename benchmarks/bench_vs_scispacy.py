@@ -361,6 +361,37 @@ def build_scispacy(args, out_dir: Path, kb_path: Path) -> Dict:
             "index_params": index_params}
 
 
+def saved_scispacy(args, directory: Path) -> Dict:
+    """scispaCy's index for --dictionary, built once into `directory` (linker/, kb.jsonl,
+    build.json) and reused by later runs: its HNSW build takes most of an hour at 1M
+    names, far longer than everything else here. A directory built from another
+    dictionary or other HNSW settings is refused, not silently reused."""
+    settings = {"dictionary": str(Path(args.dictionary).resolve()),
+                "dictionary_bytes": Path(args.dictionary).stat().st_size,
+                "M": args.m, "efConstruction": args.ef_construction, "threads": args.threads}
+    info_path = directory / "build.json"
+    if info_path.is_file():
+        info = json.loads(info_path.read_text())
+        if info["settings"] != settings:
+            raise SystemExit(f"{directory} was built with {info['settings']}, not {settings}: "
+                             "remove it or give another --scispacy-dir")
+        log(f"scispacy: reusing the index built in {directory} ({info['build_s']:.0f} s then)")
+        return info
+    tmp = directory.with_name(directory.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    log(f"scispacy: building into {directory} (M={args.m}, efConstruction={args.ef_construction}, "
+        f"threads={args.threads}) ...")
+    info = build_scispacy(args, tmp / "linker", tmp / "kb.jsonl")
+    info.update(settings=settings, build_rss_mb=peak_rss_mb(),
+                date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                loadavg=Path("/proc/loadavg").read_text().split()[:3])
+    (tmp / "build.json").write_text(json.dumps(info, indent=2))
+    tmp.rename(directory)
+    log(f"scispacy: built in {info['build_s']:.0f} s ({json.dumps(info['build_phases_s'])})")
+    return info
+
+
 SCISPACY_LOAD = """import time,spacy;t=time.perf_counter()
 from scispacy.candidate_generation import CandidateGenerator, LinkerPaths
 from scispacy.linking_utils import KnowledgeBase
@@ -438,6 +469,134 @@ def run_scispacy(args, work: Path) -> Dict:
     log(f"scispacy: {res['link']['best_mentions_per_s']:.0f} mentions/s best, "
         f"acc@1 {res['accuracy']['acc_at_1']:.4f}")
     return res
+
+
+# Interleaved ---------------------------------------------------------------------------
+
+def run_interleaved(args) -> Dict:
+    """Both linkers loaded in this one process from saved artefacts (scispaCy's from
+    --scispacy-dir, built there once; ours from --ours-pipeline, built there once by
+    init-linker), then linking timed in turns: ours, scispaCy, ours with scispaCy's stages
+    only, repeated --repeats times. Whatever else loads the machine loads both sides
+    alike, so the ratio of their best (and median) passes is fair where sequential
+    child processes were minutes apart."""
+    import statistics
+
+    import spacy
+    from scispacy.candidate_generation import CandidateGenerator, LinkerPaths
+    from scispacy.linking import EntityLinker
+    from scispacy.linking_utils import KnowledgeBase
+    from spacy_biolink.pipeline import init_linker
+    from spacy_biolink.readers import load_dictionary
+
+    res: Dict = {"mode": "interleaved", "loadavg_start": os.getloadavg()}
+    res["scispacy_build"] = saved_scispacy(args, args.scispacy_dir)
+    ours_dir = args.ours_pipeline
+    ours_info = ours_dir.with_name(ours_dir.name + ".build.json")
+    if not (ours_dir / "config.cfg").is_file():
+        import warnings
+
+        log(f"ours: init-linker into {ours_dir} ...")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = time.perf_counter()
+            init_linker(ours_dir, args.dictionary, force=True)
+        ours_info.write_text(json.dumps({"build_s": time.perf_counter() - t,
+                                         "loadavg": os.getloadavg()}))
+    res["ours_build"] = json.loads(ours_info.read_text()) if ours_info.is_file() else None
+    res["disk_mb"] = {"ours": dir_size(ours_dir) / 1e6,
+                      "scispacy": dir_size(args.scispacy_dir / "linker") / 1e6
+                      + dir_size(args.scispacy_dir / "kb.jsonl") / 1e6}
+
+    t = time.perf_counter()
+    nlp = spacy.load(ours_dir)
+    res["ours_load_s"] = time.perf_counter() - t
+    linker = nlp.get_pipe("bio_linker")
+    t = time.perf_counter()
+    aliases, vectorizer, ann = LinkerPaths.from_directory(args.scispacy_dir / "linker").load(
+        ef_search=args.ef_search)
+    generator = CandidateGenerator(_ThreadedANN(ann, args.threads), vectorizer, aliases,
+                                   KnowledgeBase(file_path=str(args.scispacy_dir / "kb.jsonl")))
+    res["scispacy_load_s"] = time.perf_counter() - t
+    theirs = EntityLinker(candidate_generator=generator, resolve_abbreviations=False, k=args.k,
+                          threshold=0.0, filter_for_definitions=False, max_entities_per_mention=5)
+
+    texts, per_doc, stats = prepare_mentions(args.corpus, nlp.make_doc)
+    res["mentions"] = stats
+    n = stats["mentions"]
+    defaults = {s: linker.cfg[s] for s in ("resolve_abbreviations", "split_composites")}
+    same_stages = {"resolve_abbreviations": False, "split_composites": False}
+
+    def ours_pass(stages):
+        linker.cfg.update(stages)
+        docs = make_docs(nlp.make_doc, texts, per_doc)
+        linker._cache.clear()  # every pass cold
+        gc.collect()
+        t = time.perf_counter()
+        docs = list(nlp.pipe(docs, batch_size=args.batch_size))
+        dt = time.perf_counter() - t
+        return dt, [None if e.kb_id_ in ("", linker.cfg["nil_id"]) else e.kb_id_
+                    for d in docs for e in d.ents]
+
+    def theirs_pass():
+        docs = make_docs(nlp.make_doc, texts, per_doc)
+        gc.collect()
+        t = time.perf_counter()
+        docs = [theirs(doc) for doc in docs]
+        dt = time.perf_counter() - t
+        return dt, [e._.kb_ents[0][0] if e._.kb_ents else None for d in docs for e in d.ents]
+
+    # One untimed pass each first: numba compiles (or loads) our kernels on first search.
+    ours_pass(defaults)
+    theirs_pass()
+    passes = {"ours": [], "scispacy": [], "ours_same_stages": []}
+    predictions = {}
+    for rep in range(args.repeats):
+        for key, run in (("ours", lambda: ours_pass(defaults)), ("scispacy", theirs_pass),
+                         ("ours_same_stages", lambda: ours_pass(same_stages))):
+            dt, preds = run()
+            passes[key].append(dt)
+            predictions.setdefault(key, preds)
+            log(f"pass {rep + 1}/{args.repeats} {key}: {n / dt:.0f} mentions/s "
+                f"(load {os.getloadavg()[0]:.1f})")
+    linker.cfg.update(defaults)
+    d = load_dictionary(args.dictionary)
+    res["passes_s"] = passes
+    res["summary"] = {key: {"best_mentions_per_s": n / min(v),
+                            "median_mentions_per_s": n / statistics.median(v),
+                            "acc_at_1": score(per_doc, predictions[key], d)["acc_at_1"]}
+                      for key, v in passes.items()}
+    res["loadavg_end"] = os.getloadavg()
+    return res
+
+
+def interleaved_table(res: Dict, args) -> str:
+    s, b = res["summary"], res["scispacy_build"]
+    ours_build = res["ours_build"]["build_s"] if res.get("ours_build") else None
+    rows = [("build s", ours_build, b["build_s"]),
+            ("load s (in this process)", res["ours_load_s"], res["scispacy_load_s"]),
+            ("link mentions/s, best", s["ours"]["best_mentions_per_s"],
+             s["scispacy"]["best_mentions_per_s"]),
+            ("link mentions/s, median", s["ours"]["median_mentions_per_s"],
+             s["scispacy"]["median_mentions_per_s"]),
+            ("link mentions/s, best, ours with scispaCy's stages only",
+             s["ours_same_stages"]["best_mentions_per_s"], s["scispacy"]["best_mentions_per_s"]),
+            ("link mentions/s, median, ours with scispaCy's stages only",
+             s["ours_same_stages"]["median_mentions_per_s"],
+             s["scispacy"]["median_mentions_per_s"]),
+            ("acc@1", s["ours"]["acc_at_1"], s["scispacy"]["acc_at_1"]),
+            ("acc@1, ours with scispaCy's stages only", s["ours_same_stages"]["acc_at_1"],
+             s["scispacy"]["acc_at_1"]),
+            ("on-disk MB", res["disk_mb"]["ours"], res["disk_mb"]["scispacy"])]
+    out = [f"| metric ({res['mentions']['mentions']} mentions, {args.repeats} interleaved "
+           f"passes) | ours | scispaCy (HNSW M={args.m}, efC={args.ef_construction}, "
+           f"efSearch={args.ef_search}, k={args.k}, {args.threads} threads) | ours/scispaCy |",
+           "|---|---:|---:|---:|"]
+    for name, a, b_ in rows:
+        fmt = (lambda v: f"{v:.4f}") if name.startswith("acc") else (lambda v: f"{v:,.1f}")
+        out.append(f"| {name} | {fmt(a) if a is not None else '-'} | {fmt(b_)} | "
+                   f"{(a / b_) if a is not None and b_ else float('nan'):.2f}x |")
+    return "\n".join(out)
 
 
 # Parent -------------------------------------------------------------------------------
@@ -561,12 +720,42 @@ def main(argv=None) -> int:
     p.add_argument("--ef-construction", type=int, default=100, help="HNSW efConstruction (scispaCy)")
     p.add_argument("--ef-search", type=int, default=200, help="HNSW efSearch (scispaCy)")
     p.add_argument("--keep-artifacts", action="store_true", help="keep the temp work dir")
+    p.add_argument("--scispacy-dir", type=Path,
+                   help="build scispaCy's index here once and reuse it on later runs")
+    p.add_argument("--build-only", action="store_true",
+                   help="with --scispacy-dir: build scispaCy's index and stop")
+    p.add_argument("--interleave", action="store_true",
+                   help="with --scispacy-dir and --ours-pipeline: load both saved linkers in "
+                        "one process and time their passes in turns")
+    p.add_argument("--ours-pipeline", type=Path,
+                   help="our saved pipeline for --interleave (built here by init-linker "
+                        "once when absent)")
     p.add_argument("--only", choices=SYSTEMS, help=argparse.SUPPRESS)
     p.add_argument("--child-output", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--work-dir", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error("--repeats must be >= 1")
+
+    if args.build_only:
+        if args.scispacy_dir is None:
+            p.error("--build-only needs --scispacy-dir")
+        saved_scispacy(args, args.scispacy_dir)
+        return 0
+
+    if args.interleave:
+        if args.scispacy_dir is None or args.ours_pipeline is None:
+            p.error("--interleave needs --scispacy-dir and --ours-pipeline")
+        os.environ.update(thread_env(args.threads))
+        meta = environment(args)
+        res = run_interleaved(args)
+        table = interleaved_table(res, args)
+        print(table)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps({"meta": meta, "result": res, "table_markdown": table},
+                                          indent=2))
+        log(f"wrote {args.output}")
+        return 0
 
     if args.only:  # child: one system, its own process (its own peak RSS)
         run = run_ours if args.only == "ours" else run_scispacy

@@ -315,7 +315,10 @@ class BioLinker(Pipe):
             warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids)))
         names = [self.normalizer.name(name) for name in dictionary.names]
         self.model.initialize(X=names)
-        self._build_search(dictionary, self.encode(names, progress=True))
+        vectors = self.encode(names, progress=True)
+        # 10M names are ~1 GB of Python strings: gone before the index doubles the vectors.
+        del names
+        self._build_search(dictionary, vectors)
         if self.cfg["sieve_threshold"] is not None:
             if self._sieve is None:
                 warnings.warn(Warnings.W003)
@@ -385,14 +388,21 @@ class BioLinker(Pipe):
     def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
         """Encode texts in batches (sparse rows or a dense float32 array)."""
         batches = range(0, len(texts), batch_size)
-        parts = [self.model.predict(list(texts[i:i + batch_size]))
-                 for i in tqdm(batches, desc=f"{self.name}: encoding names", unit="batch",
-                               disable=not progress or len(batches) < 2)]
-        if not parts:
+        if not batches:
             return self.model.predict([])
-        if sparse.issparse(parts[0]):
-            return sparse.vstack(parts, format="csr")
-        return numpy.concatenate(parts)
+        parts, out = [], None
+        for i in tqdm(batches, desc=f"{self.name}: encoding names", unit="batch",
+                      disable=not progress or len(batches) < 2):
+            part = self.model.predict(list(texts[i:i + batch_size]))
+            if out is None and not sparse.issparse(part):
+                # Dense rows go straight into one array: a list of parts concatenated at
+                # the end would hold 10M names' vectors twice.
+                out = numpy.empty((len(texts),) + part.shape[1:], dtype=part.dtype)
+            if out is not None:
+                out[i:i + len(part)] = part
+            else:
+                parts.append(part)
+        return out if out is not None else sparse.vstack(parts, format="csr")
 
     # Linking ---------------------------------------------------------------
 

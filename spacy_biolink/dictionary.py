@@ -8,6 +8,7 @@ Everything is held in flat arrays (a UTF-8 blob plus offsets per string table, a
 from names to concepts) so a 10M-name dictionary loads as a handful of memory-mapped
 .npy files without building 10M Python strings.
 """
+from array import array
 from collections import defaultdict
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -15,7 +16,7 @@ import numpy
 import srsly
 
 from .errors import BioLinkError, Errors
-from .util import read_arrays, write_arrays
+from .util import gc_paused, read_arrays, write_arrays
 
 ID_SEPARATOR = "|"
 
@@ -23,6 +24,9 @@ ID_SEPARATOR = "|"
 # dictionary file (Triplet-Search's O), or corpus mentions and add_names (its D).
 SOURCE_ONTOLOGY = 1
 SOURCE_DATA = 2
+
+# StringTable iterates this many strings per slice of its blob.
+ITER_CHUNK = 65536
 
 
 class StringTable(Sequence):
@@ -55,10 +59,14 @@ class StringTable(Sequence):
         return self.blob[start:end].tobytes().decode("utf8")
 
     def __iter__(self) -> Iterator[str]:
-        data = self.blob.tobytes()
-        offsets = self.offsets.tolist()
-        for start, end in zip(offsets, offsets[1:]):
-            yield data[start:end].decode("utf8")
+        # A chunk at a time: the whole blob as bytes and every offset as a Python int
+        # would be ~1 GB at 10M names.
+        for first in range(0, len(self), ITER_CHUNK):
+            offsets = self.offsets[first:first + ITER_CHUNK + 1].tolist()
+            data = self.blob[offsets[0]:offsets[-1]].tobytes()
+            base = offsets[0]
+            for start, end in zip(offsets, offsets[1:]):
+                yield data[start - base:end - base].decode("utf8")
 
 
 class Concept:
@@ -105,9 +113,11 @@ class ConceptDictionary:
         # Each concept's canonical name (the reader's first name for it), set by
         # load_dictionary; None: names_of(c)[0] stands in (see canonical_name).
         self.canonical_names: Optional[StringTable] = None
-        self._id_lookup: Optional[Dict[str, int]] = None
-        self._primary_ids: Optional[List[str]] = None
-        self._names_by_concept: Optional[Dict[int, List[int]]] = None
+        # Built on first use, as arrays (no Python object per name or concept): the
+        # sorted hashes of every id with their concepts (concept_index), and the
+        # concept -> names CSR map (names_of).
+        self._id_lookup: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
+        self._names_by_concept: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
 
     # Building ---------------------------------------------------------------
 
@@ -115,6 +125,13 @@ class ConceptDictionary:
     def from_concepts(cls, concepts: Iterable[Concept], *, source: str = "<concepts>"
                       ) -> "ConceptDictionary":
         """Build from concepts; lines that repeat a primary id are merged into one concept."""
+        # The cyclic garbage collector would walk the millions of lists built here again and
+        # again (a third of the time at 3M names); none of them is in a cycle.
+        with gc_paused():
+            return cls._from_concepts(concepts, source=source)
+
+    @classmethod
+    def _from_concepts(cls, concepts: Iterable[Concept], *, source: str) -> "ConceptDictionary":
         concept_index: Dict[str, int] = {}
         all_ids: List[List[str]] = []
         types: List[str] = []
@@ -270,11 +287,8 @@ class ConceptDictionary:
         return self.n_concepts
 
     def primary_id(self, concept: int) -> str:
-        """The concept's first id, the one a link reports. The first call splits every
-        concept's ids once."""
-        if self._primary_ids is None:
-            self._primary_ids = [ids.split(ID_SEPARATOR, 1)[0] for ids in self.concept_ids]
-        return self._primary_ids[concept]
+        """The concept's first id, the one a link reports."""
+        return self.concept_ids[concept].split(ID_SEPARATOR, 1)[0]
 
     def ids_of(self, concept: int) -> Tuple[str, ...]:
         """All of the concept's ids, primary first (MEDIC's `C567755|613097` gives two)."""
@@ -287,25 +301,42 @@ class ConceptDictionary:
         return self.name_concepts[start:end]
 
     def concept_index(self, concept_id: str) -> Optional[int]:
-        """The concept holding `concept_id` as its primary or an alternative id."""
+        """The concept holding `concept_id` as its primary or an alternative id (the first
+        such concept). The first call hashes every id once into a sorted array."""
         if self._id_lookup is None:
-            lookup: Dict[str, int] = {}
+            hashes, owners = array("q"), array("q")
             for c, ids in enumerate(self.concept_ids):
                 for i in ids.split(ID_SEPARATOR):
-                    lookup.setdefault(i, c)
-            self._id_lookup = lookup
-        return self._id_lookup.get(concept_id.strip())
+                    hashes.append(hash(i))
+                    owners.append(c)
+            hashes = numpy.frombuffer(hashes, dtype=numpy.int64)
+            owners = numpy.frombuffer(owners, dtype=numpy.int64)
+            order = numpy.lexsort((owners, hashes))  # equal hashes: lower concept first
+            self._id_lookup = (hashes[order], owners[order])
+        concept_id = concept_id.strip()
+        hashes, owners = self._id_lookup
+        key = hash(concept_id)
+        lo = int(numpy.searchsorted(hashes, key, side="left"))
+        hi = int(numpy.searchsorted(hashes, key, side="right"))
+        for c in owners[lo:hi].tolist():  # a hash collision is checked against the ids
+            if concept_id in self.ids_of(c):
+                return c
+        return None
 
     def names_of(self, concept: int) -> List[str]:
         """The concept's names, in name-id order. The first call builds the concept -> names
-        map in one pass over all names."""
+        map (two arrays) in one pass over all names."""
         if self._names_by_concept is None:
-            by_concept: Dict[int, List[int]] = defaultdict(list)
             owners = numpy.repeat(numpy.arange(self.n_names), numpy.diff(self.name_concepts_indptr))
-            for n, c in zip(owners.tolist(), self.name_concepts.tolist()):
-                by_concept[c].append(n)
-            self._names_by_concept = by_concept
-        return [self.names[n] for n in self._names_by_concept.get(concept, [])]
+            order = numpy.argsort(self.name_concepts, kind="stable")  # name order kept
+            indptr = numpy.zeros(self.n_concepts + 1, dtype=numpy.int64)
+            numpy.cumsum(numpy.bincount(self.name_concepts, minlength=self.n_concepts),
+                         out=indptr[1:])
+            self._names_by_concept = (indptr, owners[order])
+        indptr, names = self._names_by_concept
+        if not 0 <= concept < self.n_concepts:
+            return []
+        return [self.names[n] for n in names[indptr[concept]:indptr[concept + 1]].tolist()]
 
     def canonical_name(self, concept: int) -> str:
         """The concept's canonical name: the first name its reader gave (UMLS: the
@@ -400,10 +431,11 @@ class ConceptDictionary:
 
     @classmethod
     def from_disk(cls, path, exclude=tuple()) -> "ConceptDictionary":
-        """Load what to_disk saved. Names and definitions are memory-mapped so that a large
-        dictionary loads quickly. A missing or damaged directory raises BioLinkError E104."""
+        """Load what to_disk saved, every array memory-mapped (read-only): a 10M-name
+        dictionary loads without reading it, and processes that load one pipeline share its
+        pages. A missing or damaged directory raises BioLinkError E104."""
         try:
-            meta, arrays = read_arrays(path, mmap=("names.blob", "definitions.blob"))
+            meta, arrays = read_arrays(path, mmap=True)
         except (OSError, ValueError, KeyError) as err:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"dictionary: {err}")) from None
         return cls.from_state(meta, arrays, where=str(path))

@@ -142,6 +142,10 @@ class Errors(metaclass=ErrorsWithCodes):
             "(init-linker) or load a saved one first.")
 
     # Encoders and indexes
+    # Scale (issue 17): the dense index past a size threshold.
+    E180 = ("spacy-biolink.AutoFaissIndex.v1: min_names = {min_names}, nlist = {nlist} and "
+            "train_size = {train_size} must be >= 0 (nlist 0: sqrt(names); train_size 0: 64 "
+            "names per list) and nprobe = {nprobe} >= 1 (the lists each query scans).")
     E201 = ("The {name} encoder has not been fitted: initialize the pipeline (or call "
             "model.initialize(X=names)) before encoding.")
     E202 = ("Unknown TF-IDF analyzer {value!r}: use 'char', 'char_wb' or 'word'.")

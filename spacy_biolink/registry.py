@@ -15,6 +15,7 @@ from .index import HybridIndex
 from .index import AUTO_MIN_NAMES, AutoSparseIndex, FaissIndex, PrunedSparseIndex, SparseIndex
 from .index import BlockedAutoSparseIndex, BlockedPrunedSparseIndex
 from .index.blocked import V2_CANDIDATES, V2_COVERAGE
+from .index.faiss import AUTO_FAISS_MIN_NAMES, AutoFaissIndex
 from .readers.dictionaries import load_dictionary
 from .text.normalize import MentionNormalizer
 from .util import PathLike
@@ -79,6 +80,14 @@ def build_faiss_index(kind: str = "flat", hnsw_m: int = 32, ef_construction: int
     `kind` picks flat (exact), hnsw, ivf or ivfpq, and the other settings tune that kind."""
     return FaissIndex(kind=kind, hnsw_m=hnsw_m, ef_construction=ef_construction,
                       ef_search=ef_search, nlist=nlist, nprobe=nprobe, pq_m=pq_m)
+
+
+@registry.misc("spacy-biolink.AutoFaissIndex.v1")
+def build_auto_faiss_index(min_names: int = AUTO_FAISS_MIN_NAMES, nlist: int = 0,
+                           nprobe: int = 32, train_size: int = 0) -> AutoFaissIndex:
+    """Exact dense search (flat) below min_names names, IVF-SQ8 (nlist lists, nprobe of
+    them scanned per query) from there on (index/faiss.py)."""
+    return AutoFaissIndex(min_names=min_names, nlist=nlist, nprobe=nprobe, train_size=train_size)
 
 
 @registry.misc("spacy-biolink.HybridIndex.v1")

@@ -3,6 +3,8 @@
 Opening user files and writing outputs live in files.py; the names below are kept so
 that `from spacy_biolink.util import open_text, atomic_file, ...` keeps working.
 """
+import contextlib
+import gc
 from pathlib import Path
 
 from .files import PathLike, atomic_directory, atomic_file, open_text  # noqa: F401
@@ -22,8 +24,9 @@ def write_arrays(path: PathLike, arrays: dict, meta: dict) -> None:
     (path / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf8")
 
 
-def read_arrays(path: PathLike, *, mmap: tuple = ()) -> tuple:
-    """Inverse of write_arrays: (meta, arrays). Arrays named in `mmap` are memory-mapped."""
+def read_arrays(path: PathLike, *, mmap=()) -> tuple:
+    """Inverse of write_arrays: (meta, arrays). Arrays named in `mmap` (True: all of them)
+    are memory-mapped, read-only."""
     import json
 
     import numpy
@@ -32,7 +35,20 @@ def read_arrays(path: PathLike, *, mmap: tuple = ()) -> tuple:
     meta = json.loads((path / "meta.json").read_text(encoding="utf8"))
     arrays = {
         name: numpy.load(path / f"{name}.npy", allow_pickle=False,
-                         mmap_mode="r" if name in mmap else None)
+                         mmap_mode="r" if mmap is True or name in mmap else None)
         for name in meta["arrays"]
     }
     return meta, arrays
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector (as it was: a nested pause leaves it off) while
+    millions of acyclic containers are built; reference counting still frees them."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

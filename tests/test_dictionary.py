@@ -143,3 +143,64 @@ def test_medic_2012_counts(shared_data):
     d = load_dictionary(shared_data / "medic" / "medic_06Jul2012.txt.gz")
     assert d.n_concepts == 11915
     assert d.concept_index("OMIM:613097") == d.concept_index("C567755")
+
+
+def _reference_lookups(d):
+    """concept_index and names_of as dicts, the way they were built before the arrays."""
+    ids, names = {}, {}
+    for c, joined in enumerate(d.concept_ids):
+        for i in joined.split("|"):
+            ids.setdefault(i, c)
+    for n in range(d.n_names):
+        for c in d.concepts_of_name(n).tolist():
+            names.setdefault(c, []).append(d.names[n])
+    return ids, names
+
+
+def test_array_lookups_agree_with_dicts(tmp_path, monkeypatch):
+    import spacy_biolink.dictionary as dictionary_module
+
+    # Concepts sharing ids and names, merged lines, a concept whose names are all taken.
+    concepts = [Concept(["D1", "OMIM:1"], ["alpha", "beta"]), Concept(["D2"], ["beta", "gamma"]),
+                Concept(["D3", "OMIM:1"], ["delta"]), Concept(["D2", "OMIM:2"], ["epsilon"]),
+                Concept(["D4"], ["alpha"])]
+    concepts += [Concept([f"X{i}"], [f"name {i}", f"alias {i % 7}"]) for i in range(40)]
+    d = ConceptDictionary.from_concepts(concepts)
+    ids, names = _reference_lookups(d)
+    for i, c in ids.items():
+        assert d.concept_index(i) == c
+        assert d.concept_index(f"  {i} ") == c
+    assert d.concept_index("D999") is None and d.concept_index("") is None
+    for c in range(d.n_concepts):
+        assert d.names_of(c) == names.get(c, [])
+        assert d.primary_id(c) == d.ids_of(c)[0]
+    # Iteration slices the blob in chunks; a chunk edge must not cut a name.
+    monkeypatch.setattr(dictionary_module, "ITER_CHUNK", 3)
+    assert list(d.names) == [d.names[n] for n in range(d.n_names)]
+
+
+def test_concept_index_survives_hash_collisions(monkeypatch, tiny_dictionary):
+    # Every id hashed to one value: the lookup must still tell them apart by the ids.
+    import builtins
+    import spacy_biolink.dictionary as dictionary_module
+
+    monkeypatch.setattr(dictionary_module, "hash", lambda _: 7, raising=False)
+    d = ConceptDictionary.from_state(*tiny_dictionary.to_state())
+    ids, _ = _reference_lookups(d)
+    for i, c in ids.items():
+        assert d.concept_index(i) == c
+    assert d.concept_index("nope") is None
+    assert builtins.hash("x") == hash("x")
+
+
+def test_from_disk_memory_maps_every_array(tiny_dictionary, tmp_path):
+    import numpy
+
+    tiny_dictionary.to_disk(tmp_path / "d")
+    loaded = ConceptDictionary.from_disk(tmp_path / "d")
+    meta, arrays = loaded.to_state()
+    assert arrays and all(isinstance(a, numpy.memmap) for a in arrays.values())
+    assert all(not a.flags.writeable for a in arrays.values())
+    # Loaded, it answers as the original.
+    assert [loaded.names_of(c) for c in range(loaded.n_concepts)] == \
+        [tiny_dictionary.names_of(c) for c in range(tiny_dictionary.n_concepts)]

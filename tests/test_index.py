@@ -226,3 +226,42 @@ print("ok")
                          cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")
+
+
+def test_auto_faiss_index_is_exact_below_its_threshold_and_ivf_sq8_above(tmp_path):
+    import faiss  # noqa: F401 - the dense extra
+    import spacy
+    from thinc.api import Config
+
+    from spacy_biolink.index import AutoFaissIndex, FaissIndex
+
+    rng = numpy.random.default_rng(0)
+    vectors = rng.normal(size=(3000, 16)).astype(numpy.float32)
+    vectors /= numpy.linalg.norm(vectors, axis=1, keepdims=True)
+    queries = vectors[:50] + 0.05 * rng.normal(size=(50, 16)).astype(numpy.float32)
+    flat = FaissIndex("flat")
+    flat.build(vectors)
+    expected = flat.search(queries, 10)
+
+    small = AutoFaissIndex(min_names=len(vectors) + 1)
+    small.build(vectors)
+    assert small.kind == "flat"
+    got = small.search(queries, 10)
+    assert (got[1] == expected[1]).all() and (got[0] == expected[0]).all()
+
+    # Every list scanned: IVF-SQ8 finds the exact top 10 (8-bit codes only blur scores).
+    large = AutoFaissIndex(min_names=len(vectors), nlist=16, nprobe=16)
+    large.build(vectors)
+    assert large.kind == "ivfsq"
+    scores, ids = large.search(queries, 10)
+    assert numpy.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, expected[1])]) > 0.95
+    assert numpy.abs(scores - expected[0]).max() < 0.05
+    # Saved and loaded through the registered name: the kind chosen at build comes back.
+    large.to_disk(tmp_path / "index")
+    block = {"@misc": "spacy-biolink.AutoFaissIndex.v1", "min_names": 10 ** 9, "nprobe": 16}
+    loaded = spacy.util.registry.resolve(Config({"index": block}))["index"]
+    loaded.from_disk(tmp_path / "index")
+    assert loaded.kind == "ivfsq" and loaded.n_vectors == len(vectors)
+    assert (loaded.search(queries, 10)[1] == ids).all()
+    with pytest.raises(BioLinkError, match="E180"):
+        AutoFaissIndex(nprobe=0)

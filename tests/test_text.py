@@ -183,3 +183,27 @@ def test_detection_needs_no_scispacy(nlp, monkeypatch):
     monkeypatch.setitem(sys.modules, "scispacy.abbreviation", None)
     doc = nlp("Wilson disease (WD) is a copper disorder. WD patients were treated.")
     assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {"WD": "Wilson disease"}
+
+
+@pytest.mark.parametrize("options", [{}, {"spelling_variants": True, "strip_plurals": True},
+                                     {"lowercase": False, "remove_punctuation": False,
+                                      "strip_plurals": True, "spelling_variants": True}])
+def test_token_cache_folds_as_the_whole_text_does(options):
+    import random
+
+    rnd = random.Random(0)
+    alphabet = "aAeoOuUsSiI lLcr-'.,()ΣσςΑΒİßﬁ\t\u00a0\u2003x1ΟΔ"
+    texts = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 25)))
+             for _ in range(3000)]
+    texts += ["Haemorrhages of the LEUCOCYTES", "tumours", "ΟΔΟΣ ΟΔΟΣ", "non-small-cell",
+              "  ", "", "four hours", "Wilson's disease"]
+    normalizer = MentionNormalizer(**options)
+    for text in texts + texts:  # the second time from the cache
+        assert normalizer.fold(text) == normalizer._fold_token(text), text
+
+
+def test_token_cache_follows_changed_settings():
+    normalizer = MentionNormalizer(strip_plurals=False)
+    assert normalizer.name("strokes") == "strokes"
+    normalizer.strip_plurals = True
+    assert normalizer.name("strokes") == "stroke"

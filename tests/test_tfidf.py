@@ -63,3 +63,61 @@ def test_unfitted_and_invalid_settings():
         build(analyzer="chars")
     with pytest.raises(ValueError, match="E203"):
         build(ngram_range=[3, 2])
+
+
+def _reference(vectorizer: CharNgramTfidf, fit_texts, texts):
+    """fit and transform as they were before word-level vectorization: document
+    frequencies from each text's n-gram set, each row from its n-gram list."""
+    from collections import Counter
+
+    from scipy import sparse
+
+    doc_freq = Counter()
+    for text in fit_texts:
+        doc_freq.update(set(vectorizer.ngrams(text)))
+    kept = sorted(g for g, df in doc_freq.items() if df >= vectorizer.min_df)
+    vocab = {g: i for i, g in enumerate(kept)}
+    df = numpy.array([doc_freq[g] for g in kept], dtype=numpy.float64)
+    idf = (numpy.log((1.0 + len(fit_texts)) / (1.0 + df)) + 1.0).astype(numpy.float32)
+    rows, cols, vals = [], [], []
+    for r, text in enumerate(texts):
+        counts = Counter(vocab[g] for g in vectorizer.ngrams(text) if g in vocab)
+        for f in sorted(counts):
+            rows.append(r)
+            cols.append(f)
+            tf = 1.0 + numpy.log(counts[f]) if vectorizer.sublinear_tf else counts[f]
+            vals.append(numpy.float32(tf) * idf[f])
+    m = sparse.csr_matrix((numpy.array(vals, numpy.float32), (rows, cols)),
+                          shape=(len(texts), len(vocab)))
+    norms = numpy.sqrt(numpy.asarray(m.multiply(m).sum(axis=1), dtype=numpy.float64)).ravel()
+    norms[norms == 0] = 1
+    return vocab, idf, sparse.diags(1 / norms) @ m
+
+
+@pytest.mark.parametrize("settings", [dict(), dict(ngram_range=(2, 4), min_df=2),
+                                      dict(lowercase=False, sublinear_tf=True)])
+def test_word_level_char_wb_equals_per_text_reference(settings, monkeypatch):
+    import random
+
+    import spacy_biolink.encoders.tfidf as tfidf
+
+    rnd = random.Random(0)
+    words = ["Type", "diabetes", "ab", "a", "Cancer", "cancer", "breast", "ΣΟΦΙΑ", "x-ray", "ss"]
+    texts = [" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 6))) for _ in range(300)]
+    texts += ["", "   ", "diabetes  diabetes\tdiabetes", "zzzz"]
+    queries = texts[:50] + ["unknownword", "DIABETES type", ""]
+    # Small chunks, so that fit and transform cross chunk edges.
+    monkeypatch.setattr(tfidf, "TEXT_CHUNK", 7)
+    ours = CharNgramTfidf("char_wb", **settings).fit(texts)
+    vocab, idf, expected = _reference(ours, texts, queries)
+    assert ours.vocab == vocab
+    assert (ours.idf == idf).all()
+    got = ours.transform(queries)
+    assert got.shape == expected.shape
+    assert numpy.allclose(got.toarray(), expected.toarray(), atol=1e-6)
+    # Chunked or whole, one text or many: the same rows, bit for bit.
+    monkeypatch.setattr(tfidf, "TEXT_CHUNK", 10_000)
+    whole = ours.transform(queries)
+    assert (whole != got).nnz == 0 and whole.has_canonical_format
+    for i, query in enumerate(queries):
+        assert (ours.transform([query]) != whole[i]).nnz == 0

@@ -7,9 +7,10 @@ floats), never pickled, so opening a model someone sent you runs none of their c
 """
 import math
 import re
-from collections import Counter
+from array import array
+from collections import Counter, defaultdict
 from itertools import chain
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
@@ -25,6 +26,20 @@ _WORD = re.compile(r"\w+")
 # char_wb n-grams never cross words, so transform caches each word's feature ids (names
 # and mentions repeat words a lot); cleared when it reaches this size.
 WORD_CACHE_SIZE = 50_000
+# fit and transform work on this many texts at a time: their numpy intermediates (a few
+# int64 per n-gram occurrence) stay small at 10M names.
+TEXT_CHUNK = 200_000
+
+
+def _expand(token_rows: numpy.ndarray, words: numpy.ndarray, indptr: numpy.ndarray,
+            values: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Each token's (row, value) pairs: the values[indptr[w]:indptr[w + 1]] of its word w,
+    in token order, as two flat arrays."""
+    starts = indptr[words]
+    sizes = indptr[words + 1] - starts
+    # positions: starts[t] + 0, 1, ..., sizes[t] - 1 for each token t, in token order.
+    shift = numpy.repeat(starts - (numpy.cumsum(sizes) - sizes), sizes)
+    return numpy.repeat(token_rows, sizes), values[numpy.arange(int(sizes.sum())) + shift]
 
 
 class CharNgramTfidf:
@@ -109,9 +124,13 @@ class CharNgramTfidf:
     def fit(self, texts: Sequence[str]) -> "CharNgramTfidf":
         """Learn the n-gram vocab and smoothed idf weights from `texts` (n-grams in fewer than
         `min_df` texts are dropped) and return self."""
-        doc_freq: Counter = Counter()
-        for text in texts:
-            doc_freq.update(set(self.ngrams(text)))
+        if self.analyzer == "char_wb":
+            grams, counts = self._char_wb_doc_freq(texts)
+            doc_freq = dict(zip(grams, counts.tolist()))
+        else:
+            doc_freq = Counter()
+            for text in texts:
+                doc_freq.update(set(self.ngrams(text)))
         kept = sorted(g for g, df in doc_freq.items() if df >= self.min_df)
         self.vocab = {g: i for i, g in enumerate(kept)}
         self._word_ids = {}
@@ -120,14 +139,89 @@ class CharNgramTfidf:
         self.idf = (numpy.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(numpy.float32)
         return self
 
+    def _tokens(self, texts: Iterable[str]) -> Tuple[numpy.ndarray, numpy.ndarray, List[str]]:
+        """Each text's number of words, every word as an index into the distinct words, and
+        the distinct words in first-seen order. char_wb n-grams never cross words, so
+        n-grams are then worked out once per distinct word instead of once per text."""
+        # One flat list of words: a list per text, kept, would make the cyclic garbage
+        # collector walk millions of them, which costs more than the splitting.
+        lengths = array("q")
+        flat: List[str] = []
+        lower = self.lowercase
+        for text in texts:
+            words = (text.lower() if lower else text).split()
+            lengths.append(len(words))
+            flat += words
+        index: Dict[str, int] = defaultdict(lambda: len(index))
+        words = numpy.fromiter(map(index.__getitem__, flat), dtype=numpy.int64, count=len(flat))
+        return numpy.array(lengths, dtype=numpy.int64), words, list(index)
+
+    def _char_wb_doc_freq(self, texts: Sequence[str]) -> Tuple[List[str], numpy.ndarray]:
+        """The char_wb n-grams of `texts` and the number of texts holding each, counted
+        with numpy over (text, n-gram) pairs, TEXT_CHUNK texts at a time."""
+        gram_index: Dict[str, int] = defaultdict(lambda: len(gram_index))
+        slots: Dict[str, int] = {}  # word -> its place in word_indptr
+        word_grams = array("q")  # each distinct word's distinct n-grams, concatenated
+        word_indptr = array("q", [0])
+        df = numpy.zeros(0, dtype=numpy.int64)
+        for start in range(0, len(texts), TEXT_CHUNK):
+            lengths, words, new_words = self._tokens(texts[start:start + TEXT_CHUNK])
+            # The chunk's word indices are its own: map them onto the running word list.
+            local = numpy.empty(len(new_words), dtype=numpy.int64)
+            for i, word in enumerate(new_words):
+                slot = slots.get(word)
+                if slot is None:
+                    slot = slots[word] = len(word_indptr) - 1
+                    word_grams.extend(gram_index[g]
+                                      for g in dict.fromkeys(self._word_ngrams(word)))
+                    word_indptr.append(len(word_grams))
+                local[i] = slot
+            rows, grams = _expand(numpy.repeat(numpy.arange(len(lengths)), lengths),
+                                  local[words], numpy.frombuffer(word_indptr, dtype=numpy.int64),
+                                  numpy.frombuffer(word_grams, dtype=numpy.int64))
+            n_grams = len(gram_index)
+            # A text counts once per n-gram, however many of its words hold it.
+            counts = numpy.bincount(numpy.unique(rows * n_grams + grams) % n_grams,
+                                    minlength=n_grams)
+            df = numpy.concatenate([df, numpy.zeros(n_grams - len(df), numpy.int64)]) + counts
+        return list(gram_index), df
+
+    def _char_wb_feature_ids(self, texts: Sequence[str]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Per text, its number of known n-grams, and all their vocabulary ids in n-gram
+        order (as _feature_ids gives them), from each distinct word's ids (cached)."""
+        lengths, words, distinct = self._tokens(texts)
+        vocab, cache = self.vocab, self._word_ids
+        per_word = []
+        for word in distinct:
+            word_ids = cache.get(word)
+            if word_ids is None:
+                word_ids = tuple(vocab[g] for g in self._word_ngrams(word) if g in vocab)
+                if len(cache) >= WORD_CACHE_SIZE:
+                    cache.clear()
+                cache[word] = word_ids
+            per_word.append(word_ids)
+        indptr = numpy.zeros(len(per_word) + 1, dtype=numpy.int64)
+        numpy.cumsum(numpy.fromiter(map(len, per_word), dtype=numpy.int64, count=len(per_word)),
+                     out=indptr[1:])
+        flat = numpy.fromiter(chain.from_iterable(per_word), dtype=numpy.int64,
+                              count=int(indptr[-1]))
+        rows, ids = _expand(numpy.repeat(numpy.arange(len(lengths)), lengths), words, indptr, flat)
+        return numpy.bincount(rows, minlength=len(lengths)), ids
+
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """The L2-normalized TF-IDF rows of `texts` as a CSR matrix; n-grams not in the vocab
         are ignored."""
+        if len(texts) > TEXT_CHUNK:
+            return sparse.vstack([self.transform(texts[start:start + TEXT_CHUNK])
+                                  for start in range(0, len(texts), TEXT_CHUNK)], format="csr")
         n_texts, n_features = len(texts), len(self.vocab)
-        per_text = [self._feature_ids(text) for text in texts]
-        lengths = numpy.fromiter(map(len, per_text), dtype=numpy.int64, count=n_texts)
-        ids = numpy.fromiter(chain.from_iterable(per_text), dtype=numpy.int64,
-                             count=int(lengths.sum()))
+        if self.analyzer == "char_wb":
+            lengths, ids = self._char_wb_feature_ids(texts)
+        else:
+            per_text = [self._feature_ids(text) for text in texts]
+            lengths = numpy.fromiter(map(len, per_text), dtype=numpy.int64, count=n_texts)
+            ids = numpy.fromiter(chain.from_iterable(per_text), dtype=numpy.int64,
+                                 count=int(lengths.sum()))
         # Sorted unique (row, feature) pairs and their counts: each row's term counts in
         # ascending feature order, as a canonical CSR matrix.
         keys, counts = numpy.unique(numpy.repeat(numpy.arange(n_texts), lengths) * n_features

@@ -8,12 +8,13 @@ block, block_kernels.py its kernel (the .v2 indexes); concepts.py: nearest names
 concepts.
 """
 from .blocked import BlockedAutoSparseIndex, BlockedPrunedSparseIndex
-from .faiss import FAISS_KINDS, FaissIndex
+from .faiss import AUTO_FAISS_MIN_NAMES, FAISS_KINDS, AutoFaissIndex, FaissIndex
 from .hybrid import HybridIndex
 from .pruned import AUTO_MIN_NAMES, AutoSparseIndex, PrunedSparseIndex
 from .sparse import (NameIndex, SearchResult, SparseIndex, exact_index, exact_index_from_state,
                      top_k)
 
-__all__ = ["AUTO_MIN_NAMES", "AutoSparseIndex", "PrunedSparseIndex", "BlockedAutoSparseIndex",
-           "BlockedPrunedSparseIndex", "FAISS_KINDS", "FaissIndex", "HybridIndex", "NameIndex", "SearchResult",
+__all__ = ["AUTO_FAISS_MIN_NAMES", "AUTO_MIN_NAMES", "AutoFaissIndex", "AutoSparseIndex",
+           "PrunedSparseIndex", "BlockedAutoSparseIndex", "BlockedPrunedSparseIndex", "FAISS_KINDS",
+           "FaissIndex", "HybridIndex", "NameIndex", "SearchResult",
            "SparseIndex", "exact_index", "exact_index_from_state", "top_k"]

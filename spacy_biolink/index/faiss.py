@@ -1,4 +1,5 @@
-"""Dense nearest-name search with faiss (flat, HNSW, IVF, IVF-PQ)."""
+"""Dense nearest-name search with faiss (flat, HNSW, IVF, IVF-PQ), and AutoFaissIndex:
+exact below a size threshold, IVF-SQ8 above."""
 from typing import Tuple
 
 import numpy
@@ -6,6 +7,7 @@ from scipy import sparse
 from tqdm import tqdm
 
 from ..errors import BioLinkError, Errors
+from ..util import read_arrays
 from .sparse import NameIndex, SearchResult, _empty_result
 
 
@@ -130,4 +132,70 @@ class FaissIndex(NameIndex):
         import faiss
 
         self.index = faiss.deserialize_index(numpy.asarray(arrays["faiss"], dtype=numpy.uint8))
+        return self
+
+
+# AutoFaissIndex switches from exact search to IVF-SQ8 at this many names: a flat index
+# over 1M 100-d names is 400 MB and scans all of them per query.
+AUTO_FAISS_MIN_NAMES = 1_000_000
+
+
+class AutoFaissIndex(FaissIndex):
+    """Dense search that stays exact (flat) below `min_names` names and from there is an
+    inverted file over 8-bit scalar-quantized vectors (faiss IndexIVFScalarQuantizer,
+    "IVF-SQ8"): a quarter of a flat index's memory (10M 100-d names: 1 GB, not 4 GB), and
+    each query scans only the `nprobe` of `nlist` lists nearest to it.
+
+    nlist = 0 takes sqrt(names); the coarse k-means trains on `train_size` names drawn
+    with a fixed seed (0: 64 per list), not on all of them, which at 10M names would
+    take longer than the rest of the build. The choice is made at build and saved, so
+    a loaded pipeline searches as it was built; nprobe comes from the config.
+    """
+
+    def __init__(self, min_names: int = AUTO_FAISS_MIN_NAMES, nlist: int = 0, nprobe: int = 32,
+                 train_size: int = 0, add_batch_size: int = 65536):
+        if min_names < 0 or nlist < 0 or nprobe < 1 or train_size < 0:
+            raise BioLinkError(Errors.E180.format(min_names=min_names, nlist=nlist,
+                                                  nprobe=nprobe, train_size=train_size))
+        super().__init__("flat", nlist=nlist, nprobe=nprobe, add_batch_size=add_batch_size)
+        self.min_names = int(min_names)
+        self.train_size = int(train_size)
+
+    def _new_index(self, vectors: numpy.ndarray):
+        import faiss
+
+        n, dim = vectors.shape
+        if n < self.min_names:
+            self.kind = "flat"
+            return faiss.IndexFlatIP(dim)
+        self.kind = "ivfsq"
+        nlist = self.nlist or max(1, int(numpy.sqrt(n)))
+        index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(dim), dim, nlist,
+                                              faiss.ScalarQuantizer.QT_8bit,
+                                              faiss.METRIC_INNER_PRODUCT)
+        size = min(n, self.train_size or 64 * nlist)
+        sample = numpy.sort(numpy.random.default_rng(0).choice(n, size=size, replace=False))
+        index.train(numpy.ascontiguousarray(vectors[sample]))
+        return index
+
+    def search(self, queries: numpy.ndarray, k: int) -> SearchResult:
+        """As FaissIndex.search: exact below min_names names, IVF-SQ8 with nprobe above."""
+        if self.index is not None and self.kind == "ivfsq":
+            self.index.nprobe = self.nprobe
+        return super().search(queries, k)
+
+    def to_state(self) -> Tuple[dict, dict]:
+        """FaissIndex's state, with the kind chosen at build (flat or ivfsq)."""
+        meta, arrays = super().to_state()
+        return dict(meta, auto=True, min_names=self.min_names), arrays
+
+    def from_disk(self, path, exclude=tuple()) -> "AutoFaissIndex":
+        """As FaissIndex.from_disk, reading the serialized index through a memory map (one
+        copy in memory, faiss's own, instead of two)."""
+        return self.from_state(*read_arrays(path, mmap=("faiss",)))
+
+    def from_state(self, meta: dict, arrays: dict) -> "AutoFaissIndex":
+        """Load the serialized index with the kind it was built as."""
+        super().from_state(meta, arrays)
+        self.kind = meta.get("kind", "flat")
         return self

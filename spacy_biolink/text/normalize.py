@@ -31,6 +31,23 @@ _SPELLING_VARIANTS = [
 # A final "s" after three letters that are not s, u or i ("strokes", "infarctions"; not
 # "abscess", "virus", "arthritis").
 _PLURAL = re.compile(r"(?<=[a-z]{2}[^sui\W\d])s\b")
+# fold() keeps each distinct token's folded form up to this many tokens, then starts over.
+TOKEN_CACHE_SIZE = 200_000
+
+
+class _TokenCache(dict):
+    """token -> folded token, computed on first lookup; emptied when full."""
+
+    def __init__(self, fold, settings: tuple):
+        super().__init__()
+        self.fold = fold
+        self.settings = settings
+
+    def __missing__(self, token: str) -> str:
+        if len(self) >= TOKEN_CACHE_SIZE:
+            self.clear()
+        folded = self[token] = self.fold(token)
+        return folded
 
 
 class MentionNormalizer:
@@ -42,6 +59,7 @@ class MentionNormalizer:
         self.spelling_variants = spelling_variants
         self.strip_plurals = strip_plurals
         self.spelling: Dict[str, str] = {}
+        self._token_cache: Optional[_TokenCache] = None
         self.set_spelling(spelling or {})
 
     def set_spelling(self, spelling: Mapping[str, str]) -> None:
@@ -56,6 +74,20 @@ class MentionNormalizer:
     def fold(self, text: str) -> str:
         """Fold `text` for matching: lowercase, punctuation to spaces, plurals and British spellings
         stripped, as configured, and whitespace collapsed."""
+        # Every rule stays inside a whitespace-separated token (see _fold_token), so each
+        # distinct token is folded once: names and mentions repeat their words a lot.
+        settings = (self.lowercase, self.remove_punctuation, self.strip_plurals,
+                    self.spelling_variants)
+        cache = self._token_cache
+        if cache is None or cache.settings != settings:  # the settings are public attributes
+            cache = self._token_cache = _TokenCache(self._fold_token, settings)
+        return " ".join(filter(None, map(cache.__getitem__, text.split())))
+
+    def _fold_token(self, text: str) -> str:
+        """fold() of one token (or of any text: it is the whole rule set). Nothing in it
+        reaches across whitespace: lowercasing is per character (a final sigma looks at
+        its neighbours, but whitespace ends that context), punctuation becomes a space,
+        and the plural and spelling patterns match word characters only."""
         if self.lowercase:
             text = text.lower()
         if self.remove_punctuation:
@@ -67,6 +99,9 @@ class MentionNormalizer:
             for pattern, replacement in _SPELLING_VARIANTS:
                 text = pattern.sub(replacement, text)
         return " ".join(text.split())
+
+    def __getstate__(self) -> Dict:
+        return {**self.__dict__, "_token_cache": None}
 
     def name(self, text: str) -> str:
         """The form a dictionary name is encoded in."""
