@@ -74,7 +74,7 @@ def overrides(data, output_k=3, **extra):
 def trained(data, tmp_path_factory):
     """A reranker overfitted on the three sentences (train = dev)."""
     out = tmp_path_factory.mktemp("reranker")
-    meta = train_from_config(CONFIG, out, overrides=overrides(data, **{"training.max_epochs": 40}))
+    meta = train_from_config(CONFIG, out, overrides=overrides(data, **{"training.max_epochs": 25}))
     return out, meta
 
 

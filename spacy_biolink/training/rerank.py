@@ -22,7 +22,9 @@ import numpy
 from tqdm import tqdm
 
 from ..errors import BioLinkError, Errors
-from ..rerank import RerankItem, Reranker, fit_temperature, softmax_rows
+import srsly
+
+from ..rerank import META_FILE, RerankItem, Reranker, fit_temperature, softmax_rows
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .log import TrainingLog
 from .run import require_path
@@ -182,7 +184,9 @@ class CrossEncoderTrainer:
                         "module": module.state_dict(), "optimizer": optimizer.state_dict(),
                         **rng_states()})
         log.plot(x="step", title="Cross-encoder reranker")
-        return meta
+        saved = output_dir / META_FILE
+        # A resumed run that found nothing better returns what the best one saved.
+        return srsly.read_json(saved) if saved.is_file() else meta
 
     def evaluate(self, reranker: Reranker, linker, dev) -> Tuple[float, List[numpy.ndarray]]:
         """Dev acc@1 after reranking, and each dev mention's logits (for the temperature)."""
