@@ -102,6 +102,10 @@ def init_linker_cli(
                                            "NIL; next: try the next candidates"),
     verifier_threshold: Optional[float] = typer.Option(
         None, "--verifier-threshold", help="Default: the dev-chosen one in its meta.json"),
+    reranker: Optional[Path] = typer.Option(None, "--reranker",
+                                            help="Trained cross-encoder reranker (train "
+                                                 "configs/reranker.cfg): reorders the top "
+                                                 "candidates reading each mention in context"),
 ):
     """Build a blank English pipeline with bio_linker over DICTIONARY and save it; config
     settings can be overridden as in `spacy assemble` (--components.bio_linker.k 10, or
@@ -129,7 +133,7 @@ def init_linker_cli(
     nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
                       augment=augment, spelling_map=spelling_map, encoder=encoder, force=force,
                       verifier=verifier, verifier_mode=verifier_mode,
-                      verifier_threshold=verifier_threshold,
+                      verifier_threshold=verifier_threshold, reranker=reranker,
                       overrides=parse_config_overrides(ctx.args), dictionary_filters=filters)
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "

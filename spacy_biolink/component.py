@@ -209,6 +209,9 @@ class BioLinker(Pipe):
         # Optional second stage (spacy_biolink/verify.py): set by init-linker --verifier,
         # saved as the pipe's own `verifier` part.
         self.verifier = None
+        # Optional last stage (spacy_biolink/rerank.py): set by init-linker --reranker,
+        # saved as the pipe's own `reranker` part.
+        self.reranker = None
         # Set by the factory, which knows the pipeline (nothing_to_link.py).
         self.nothing_to_link: Optional[NothingToLinkCheck] = None
         # Per dictionary: type_filter's allowed-concept mask per label, and the id
@@ -461,6 +464,8 @@ class BioLinker(Pipe):
         if not self.is_initialized:
             raise BioLinkError(Errors.E101)
         k = k or self.cfg["k"]
+        if self.reranker is not None:
+            k = max(k, self.reranker.k)
         texts = self.resolved_texts(mentions)
         parts = [self.composite_parts(text) for text in texts]
         # Mentions whose label type_filter restricts are searched apart, per label.
@@ -497,6 +502,10 @@ class BioLinker(Pipe):
                 out.append(split)
             else:
                 out.append([whole])
+        if self.reranker is not None:
+            from .rerank import rerank_mention_links
+
+            out = rerank_mention_links(self, self.reranker, mentions, out)
         return out
 
     def resolved_texts(self, mentions: Sequence[Mention]) -> List[str]:
@@ -670,6 +679,8 @@ class BioLinker(Pipe):
             serializers["sieve"] = lambda p: self._sieve[1].to_disk(p)
         if self.verifier is not None:
             serializers["verifier"] = lambda p: self.verifier.to_disk(p)
+        if self.reranker is not None:
+            serializers["reranker"] = lambda p: self.reranker.to_disk(p)
         # Saving over an existing pipeline: the state is written beside its directory and
         # swapped in by renames, so a kill leaves the old state or the new one, never a
         # mix (a kill between the two renames leaves the old one as .NAME.old, which
@@ -728,6 +739,10 @@ class BioLinker(Pipe):
             from .verify import CandidateVerifier
 
             self.verifier = CandidateVerifier.from_disk(path / "verifier")
+        if (path / "reranker").is_dir() and "reranker" not in exclude:
+            from .rerank import Reranker
+
+            self.reranker = Reranker.from_disk(path / "reranker")
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
@@ -742,6 +757,8 @@ class BioLinker(Pipe):
             serializers["sieve"] = lambda: self._sieve[1].to_bytes()
         if self.verifier is not None:
             serializers["verifier"] = lambda: self.verifier.to_bytes()
+        if self.reranker is not None:
+            serializers["reranker"] = lambda: self.reranker.to_bytes()
         return util.to_bytes(serializers, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
@@ -774,6 +791,10 @@ class BioLinker(Pipe):
             from .verify import CandidateVerifier
 
             self.verifier = CandidateVerifier.from_bytes(msg["verifier"])
+        if "reranker" in msg and "reranker" not in exclude:
+            from .rerank import Reranker
+
+            self.reranker = Reranker.from_bytes(msg["reranker"])
         return self
 
     def _adopt_saved_cfg(self, saved: Dict, *, where) -> None:

@@ -216,6 +216,18 @@ class Errors(metaclass=ErrorsWithCodes):
     E504 = ("{path}: no training mention could be paired with a concept of the dictionary "
             "({stats}). Check that the corpus ids (e.g. MeSH D012345, OMIM:123) are ids of "
             "the dictionary.")
+    # The cross-encoder reranker (E530-E559: rerank.py, training/rerank.py)
+    E530 = ("Reranker setting {setting} = {value!r}: it must be {what}.")
+    E531 = ("Not a trained reranker directory: {path} ({reason}). Pass the --output directory "
+            "of `python -m spacy_biolink train configs/reranker.cfg`, which holds "
+            "reranker.cfg, reranker.json and model.")
+    E532 = ("Reranker training: no {split} mention of {path} has its gold concept among the "
+            "retriever's top {k} candidates ({n} mention(s) read), so there is nothing to "
+            "learn from. Check that the corpus ids are ids of the retriever's dictionary, "
+            "or raise [training] k.")
+    E533 = ("Reranker retriever {path}: {reason}. Pass a pipeline directory with a "
+            "bio_linker (`python -m spacy_biolink init-linker`), or leave [paths] retriever "
+            "null for a TF-IDF linker over [paths] dictionary.")
 
     # A transformer NER (spacy-transformers) in a received pipeline (E510-E529)
     E510 = ("{path}: this spacy-transformers component cannot be loaded safely: {reason}. "

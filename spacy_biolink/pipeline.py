@@ -110,7 +110,8 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 encoder: Optional[PathLike] = None, overrides: Optional[Dict] = None,
                 force: bool = False, verifier: Optional[PathLike] = None,
                 verifier_mode: str = "nil", verifier_threshold: Optional[float] = None,
-                dictionary_filters: Optional[Dict] = None) -> Language:
+                dictionary_filters: Optional[Dict] = None,
+                reranker: Optional[PathLike] = None) -> Language:
     """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
 
     augment: PubTator corpora whose gold mentions join the dictionary (train, or
@@ -118,6 +119,9 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     spelling_map: a `wrong||right` file of mention typos (NCBI-disease ships one).
     encoder: a trained encoder directory (`python -m spacy_biolink train --output DIR`);
         its architecture and index blocks replace the config's, its weights are loaded.
+    reranker: a trained reranker directory (`train configs/reranker.cfg`): the linker's
+        scores become its calibrated probabilities, so the threshold is 0 (no NIL)
+        unless components.bio_linker.threshold is given.
 
     dictionary_filters: the readers' filters (languages, sources, suppressed,
         semantic_types, synonym_scopes, xref_prefixes; see load_dictionary); None values
@@ -171,6 +175,10 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         # asked for; benchmarks/nil_threshold.py picks one on dev for this encoder.
         if "components.bio_linker.threshold" not in (overrides or {}):
             linker["threshold"] = 0.0
+    if reranker is not None and "components.bio_linker.threshold" not in (overrides or {}):
+        # The config's threshold was chosen for the retriever's scores, not for the
+        # reranker's probabilities.
+        linker["threshold"] = 0.0
     linker["index"] = _index_block(index_config, overrides)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     if encoder is not None:
@@ -184,6 +192,10 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
 
         nlp.get_pipe("bio_linker").verifier = CandidateVerifier.from_trained(
             verifier, mode=verifier_mode, threshold=verifier_threshold)
+    if reranker is not None:
+        from .rerank import Reranker
+
+        nlp.get_pipe("bio_linker").reranker = Reranker.from_disk(reranker)
     if output_dir is not None:
         with atomic_directory(output_dir, force=True) as tmp:
             nlp.to_disk(tmp)

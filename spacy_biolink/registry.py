@@ -274,6 +274,30 @@ def build_siamese_verifier_v2(n_vocab: int = 2, embed_dim: int = 100, lstm_hidde
 
     return siamese_verifier_v2(n_vocab, embed_dim, lstm_hidden, dense_sizes, attention, dropout,
                                batch_size, inputs, tfidf_feature)
+@registry.architectures("spacy-biolink.CrossEncoderReranker.v1")
+def build_cross_encoder_reranker(backbone_config: Optional[Dict] = None, max_length: int = 64,
+                                 use_context: bool = True, batch_size: int = 64):
+    """A Hugging Face cross-encoder: List[(mention in context, candidate)] -> logits.
+    backbone_config is filled in by `train`; use_context false: the mention alone."""
+    from .encoders.cross_encoder import cross_encoder_reranker
+
+    return cross_encoder_reranker(backbone_config, max_length, use_context, batch_size)
+
+
+@registry.misc("spacy-biolink.CrossEncoderTrainer.v1")
+def build_cross_encoder_trainer(max_epochs: int = 1, k: int = 8, batch_size: int = 8,
+                                learning_rate: float = 2e-5, weight_decay: float = 0.01,
+                                max_train_mentions: int = 0, max_dev_mentions: int = 0,
+                                eval_frequency: int = 0, add_gold: bool = True,
+                                context_chars: int = 150, torch_threads: int = 0,
+                                head_learning_rate: float = 1e-3,
+                                initial_retriever_weight: float = 10.0):
+    """Trains a CrossEncoderReranker on the retriever's top-k candidates of the train
+    corpus' mentions (listwise loss); see training/rerank.py."""
+    settings = dict(locals())
+    from .training.rerank import CrossEncoderTrainer
+
+    return CrossEncoderTrainer(**settings)
 
 
 @registry.misc("spacy-biolink.SiameseTrainer.v1")

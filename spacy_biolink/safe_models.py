@@ -23,13 +23,16 @@ ENCODER_ARCHITECTURES = (
     "spacy-biolink.BneEncoder.v1",
 )
 VERIFIER_ARCHITECTURES = ("spacy-biolink.SiameseVerifier.v1", "spacy-biolink.SiameseVerifier.v2")
-ARCHITECTURES = {"encoder": ENCODER_ARCHITECTURES, "verifier": VERIFIER_ARCHITECTURES}
+RERANKER_ARCHITECTURES = ("spacy-biolink.CrossEncoderReranker.v1",)
+ARCHITECTURES = {"encoder": ENCODER_ARCHITECTURES, "verifier": VERIFIER_ARCHITECTURES,
+                 "reranker": RERANKER_ARCHITECTURES}
 
 # The thinc node names the architectures above build (their outer Model), per role.
 _ROOT_LAYERS = {
     "encoder": ("tfidf_encoder", "dan_encoder", "hybrid_encoder", "transformer_encoder",
                 "biosyn_encoder", "bne_encoder"),
     "verifier": ("siamese_verifier",),
+    "reranker": ("cross_encoder_reranker",),
 }
 # thinc's PyTorchWrapper node: allowed inside ours when its shim reads safetensors.
 _TORCH_LAYER = "pytorch"

@@ -47,7 +47,7 @@ def find_linker(nlp: Language, path: PathLike = "<nlp>") -> BioLinker:
 class _Query:
     """One gold mention: the texts linked for it and the ids each part may match."""
 
-    __slots__ = ("type", "texts", "strict_golds", "lenient_gold", "where")
+    __slots__ = ("type", "texts", "strict_golds", "lenient_gold", "where", "span")
 
     def __init__(self, mention_type: str, texts: List[str], strict_golds: List[Set[str]],
                  lenient_gold: Set[str], where: Optional[Dict] = None):
@@ -56,6 +56,8 @@ class _Query:
         self.strict_golds = strict_golds
         self.lenient_gold = lenient_gold
         self.where = where
+        # (doc text, start, end): the mention's context, for a reranker
+        self.span = None
 
 
 def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[Set[str]] = None,
@@ -79,6 +81,9 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
         raise BioLinkError(Errors.E101)
     dictionary = linker.dictionary
     depth = max(max(ks), linker.cfg["k"])
+    reranker = getattr(linker, "reranker", None)
+    if reranker is not None:
+        depth = max(depth, reranker.k)
     skipped: Counter = Counter()
     composites: Counter = Counter()
     hits = {rule: Counter() for rule in RULES}
@@ -103,14 +108,18 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
             mentions = [Mention(doc, m.start, m.end, m.text) for m, _, _ in golds]
             for (m, id_parts, all_ids), text in zip(golds, linker.resolved_texts(mentions)):
                 query = _make_query(linker, m.type, text, id_parts, all_ids, composites)
+                query.span = (doc.text, m.start, m.end)
                 if errors is not None:
                     query.where = {"pmid": pubtator_doc.pmid, "line": m.line, "text": m.text,
                                    "start": m.start, "end": m.end, "gold": m.raw_ids}
                 queries.append(query)
         keys = {linker.query_key(t) for q in queries for t in q.texts}
         results = linker.link_texts(sorted(key for key in keys if key), depth)
-        for query in queries:
-            ranked = [_ranked_ids(linker, results.get(linker.query_key(t), [])) for t in query.texts]
+        per_part = [[results.get(linker.query_key(t), []) for t in q.texts] for q in queries]
+        if reranker is not None:
+            per_part = _reranked(linker, reranker, queries, per_part)
+        for query, part_candidates in zip(queries, per_part):
+            ranked = [_ranked_ids(linker, candidates) for candidates in part_candidates]
             n_evaluated += 1
             by_type[query.type]["n"] += 1
             strict = _strict_rank(ranked, query.strict_golds)
@@ -121,7 +130,10 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
                         hits[rule][k] += 1
                         by_type[query.type][f"{rule} acc@{k}"] += 1
             if errors is not None and lenient != 0:
-                errors.append(_error_record(linker, query, results, lenient))
+                errors.append(_error_record(
+                    linker, query, {linker.query_key(t): c for t, c in zip(query.texts,
+                                                                           part_candidates)},
+                    lenient))
 
     def acc(count: int, n: int) -> float:
         return count / n if n else 0.0
@@ -154,6 +166,18 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
         "linker": {key: linker.cfg[key] for key in ("resolve_abbreviations", "split_composites")},
     })
     return result
+
+
+def _reranked(linker: BioLinker, reranker, queries: List[_Query],
+              per_part: List[List[Candidates]]) -> List[List[Candidates]]:
+    """Every query part's candidates reranked in its mention's context, in one call."""
+    from ..rerank import RerankItem, rerank_links
+
+    items = [RerankItem(text, *query.span, candidates)
+             for query, parts in zip(queries, per_part)
+             for text, candidates in zip(query.texts, parts)]
+    reranked = iter(rerank_links(linker, reranker, items))
+    return [[next(reranked) for _ in parts] for parts in per_part]
 
 
 def _make_query(linker: BioLinker, mention_type: str, text: str, id_parts: List[List[str]],
