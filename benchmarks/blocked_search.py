@@ -1,9 +1,11 @@
 #!/usr/bin/env python
-"""Issue 17, search speed: the exact sparse search, PrunedSparseIndex.v1 and
-PrunedSparseIndex.v2 (candidates found block by block) side by side in one process, on
+"""Issue 17, search speed: the exact sparse search, PrunedSparseIndex.v1,
+PrunedSparseIndex.v2 (candidates found block by block) and WordSparseIndex.v1 (candidates
+from word postings, --word-settings) side by side in one process, on
 saved TF-IDF pipelines of growing size: queries/s (wall and CPU), tie-aware recall@10
 against the exact search, and whether v2 returns what v1 returns; with --link, the whole
-linker's mentions/s with the exact index and with AutoSparseIndex.v2 swapped in.
+linker's mentions/s with the exact index, AutoSparseIndex.v2 and (with --word-settings)
+AutoSparseIndex.v3 swapped in.
 
     python benchmarks/blocked_search.py --pipeline /tmp/s17search/m1M_pipeline \\
         /tmp/s17search/m3M_pipeline --corpus ../shared/data/ncbi_disease/NCBItestset_corpus.txt \\
@@ -110,7 +112,9 @@ def run_pipeline(path: Path, args) -> dict:
     from scipy import sparse
 
     from spacy_biolink.index import (BlockedAutoSparseIndex, BlockedPrunedSparseIndex,
-                                     PrunedSparseIndex, SparseIndex)
+                                     PrunedSparseIndex, SparseIndex, WordAutoSparseIndex,
+                                     WordSparseIndex)
+    from spacy_biolink.index.word_postings import WordPostings, additive_vectorizer
 
     nlp = spacy.load(path)
     linker = nlp.get_pipe("bio_linker")
@@ -126,6 +130,15 @@ def run_pipeline(path: Path, args) -> dict:
         rows.sort_indices()
     n_names = names_t.shape[1]
     out = {"pipeline": str(path), "names": n_names, "queries": len(texts), "rows": []}
+    words = None
+    if args.word_settings:
+        started = time.perf_counter()
+        words = WordPostings.from_names(
+            (linker.normalizer.name(name) for name in linker.dictionary.names),
+            additive_vectorizer(linker.model), rows)
+        out["word_postings_build_s"] = time.perf_counter() - started
+        print(f"word postings: {words.n_words:,} words, {words.postings.nnz:,} postings, "
+              f"built in {out['word_postings_build_s']:.1f} s", flush=True)
     print(f"\n{path}: {n_names:,} names, {len(texts)} queries, depth {args.depth}", flush=True)
     print("| threads | search | q/s wall | q/s CPU | x exact (wall) | recall@10 | = v1 |")
     print("|---:|---|---:|---:|---:|---:|---|")
@@ -140,9 +153,27 @@ def run_pipeline(path: Path, args) -> dict:
         out["rows"].append(line)
         print(f"| {threads} | exact (SparseIndex.v1) | {line['wall_qps']:.0f} | "
               f"{line['cpu_qps']:.0f} | 1.00x | 1.0000 | |", flush=True)
+        for threshold, candidates in args.word_settings:
+            index = WordSparseIndex(word_threshold=threshold, candidates=candidates)
+            index.names_t, index.rows, index.words, index.n_threads = names_t, rows, words, threads
+            index.search(queries[:64], args.depth)
+            result, wall, cpu = timed(lambda: index.search(queries, args.depth), args.repeats)
+            recall = tie_aware_recall(result[0], e_scores, e_ids)
+            kept = words.word_queries(queries, threshold)
+            postings = int(numpy.diff(words.postings.indptr)[kept.indices].sum()) / len(texts)
+            line = {"threads": threads, "search": f"word {threshold}/{candidates}",
+                    "wall_qps": len(texts) / wall, "cpu_qps": len(texts) / cpu,
+                    "speedup": e_wall / wall, "recall_at_10": recall,
+                    "postings_per_query": postings}
+            out["rows"].append(line)
+            print(f"| {threads} | WordSparseIndex.v1 {threshold}/{candidates} | "
+                  f"{line['wall_qps']:.0f} | {line['cpu_qps']:.0f} | {line['speedup']:.2f}x | "
+                  f"{recall:.4f} | ({postings:,.0f} postings/query) |", flush=True)
         for coverage, candidates in args.settings:
             v1_result = None
             for name, cls in (("v1", PrunedSparseIndex), ("v2", BlockedPrunedSparseIndex)):
+                if name == "v1" and args.skip_v1:
+                    continue
                 index = cls(coverage=coverage, candidates=candidates)
                 index.names_t, index.rows, index.n_threads = names_t, rows, threads
                 index.search(queries[:64], args.depth)
@@ -151,7 +182,7 @@ def run_pipeline(path: Path, args) -> dict:
                 same = ""
                 if name == "v1":
                     v1_result = result
-                else:
+                elif v1_result is not None:
                     same = str(all(numpy.array_equal(a, b) for a, b in zip(result, v1_result)))
                 recall = tie_aware_recall(result[0], e_scores, e_ids)
                 line = {"threads": threads, "search": f"{name} {coverage}/{candidates}",
@@ -172,8 +203,15 @@ def run_pipeline(path: Path, args) -> dict:
             auto.names_t, auto.rows, auto._pruning, auto.n_threads = names_t, rows, True, threads
             exact = SparseIndex()
             exact.names_t, exact.n_threads = names_t, threads
-            for label, index in (("exact", exact), (f"AutoSparseIndex.v2 {coverage}/{candidates}",
-                                                    auto)):
+            linked = [("exact", exact), (f"AutoSparseIndex.v2 {coverage}/{candidates}", auto)]
+            if words is not None:
+                threshold, word_candidates = args.word_settings[-1]
+                auto_v3 = WordAutoSparseIndex(word_threshold=threshold,
+                                              candidates=word_candidates)
+                auto_v3.names_t, auto_v3.rows, auto_v3.words = names_t, rows, words
+                auto_v3._pruning, auto_v3.n_threads = True, threads
+                linked.append((f"AutoSparseIndex.v3 {threshold}/{word_candidates}", auto_v3))
+            for label, index in linked:
                 linker.index = index
 
                 def link():
@@ -198,6 +236,9 @@ def main(argv=None) -> int:
                    help="coverage:candidates pairs; --link uses the last")
     p.add_argument("--threads", default="1,2")
     p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--word-settings", default="",
+                   help="word_threshold:candidates pairs of WordSparseIndex.v1; --link uses the last")
+    p.add_argument("--skip-v1", action="store_true", help="leave PrunedSparseIndex.v1 out")
     p.add_argument("--link", action="store_true")
     p.add_argument("--rows-dir", type=Path,
                    help="write the rescoring rows here and memory-map them (large pipelines)")
@@ -205,6 +246,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     args.settings = [(float(c), int(n)) for c, n in (s.split(":") for s in args.settings.split(","))]
     args.threads = [int(t) for t in args.threads.split(",")]
+    args.word_settings = [(float(t), int(n)) for t, n in
+                          (s.split(":") for s in args.word_settings.split(",") if s)]
     if not args.corpus.exists() or not all(path.exists() for path in args.pipeline):
         print("skipped: a pipeline or the corpus is absent")
         return 0

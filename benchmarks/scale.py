@@ -7,7 +7,8 @@ For each N in --sizes: a synthetic MEDIC-format dictionary of N names
 step in its own process:
 
 - build: `python -m spacy_biolink init-linker` with the default config (the index is
-  spacy-biolink.AutoSparseIndex.v1: exact below its threshold, pruned above); seconds and
+  bio_linker's default, spacy-biolink.AutoSparseIndex.v3: exact below its threshold, word
+  candidates above; --index picks another); seconds and
   peak RSS (GNU time's %M), on-disk MB of the saved pipeline;
 - load: spacy.load seconds and RSS growth (VmRSS after load minus after the imports);
 - link: mentions/s of nlp.pipe over the test corpus's gold spans (doc.ents), the linker's

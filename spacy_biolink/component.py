@@ -30,6 +30,7 @@ from .dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
 from .errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
 from .index import NameIndex, exact_index, exact_index_from_state
+from .index.word_postings import additive_vectorizer
 from .index.concepts import Candidates, concept_vectors, search_concept_index, search_concepts
 from .nothing_to_link import NothingToLinkCheck, checked
 from .safe_models import check_index, check_model
@@ -67,7 +68,7 @@ min_df = 1
         "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
         # Exact sparse search below 500,000 names, pruned above (index/blocked.py);
         # "spacy-biolink.SparseIndex.v1" is always exact.
-        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v2", "chunk_size": 256},
+        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v3", "chunk_size": 256},
         "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
                        "remove_punctuation": True, "spelling_variants": True,
                        "strip_plurals": True},
@@ -381,6 +382,12 @@ class BioLinker(Pipe):
             if concept_rows is not None:
                 vectors = vectors[concept_rows]
         self.index.build(vectors)
+        if hasattr(self.index, "add_words") and self.cfg["index_level"] == "name":
+            vectorizer = additive_vectorizer(self.model)
+            if vectorizer is not None:
+                # Normalized again one at a time: the list encode saw is gone at 10M names.
+                self.index.add_words((self.normalizer.name(name) for name in searched.names),
+                                     vectorizer)
         sieve = None
         if self.cfg["sieve_threshold"] is not None:
             data, data_rows = dictionary.select_names(SOURCE_DATA)

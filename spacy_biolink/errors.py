@@ -174,6 +174,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E221 = ("spacy-biolink.{index} holds only non-negative vectors (TF-IDF rows), as its "
             "pruning bounds assume; the rows given have a negative value ({value}). Use "
             "spacy-biolink.SparseIndex.v1 for such rows.")
+    E222 = ("spacy-biolink.{index}: word_threshold = {value!r} must be a number in (0, 1]: "
+            "the cosine with the query a name's word needs for the name to be read as a "
+            "candidate (lower reads more names: slower, closer to exact).")
 
     # Corpora
     E301 = ("{path}:{line}: malformed PubTator line: {reason}. The line was: {text!r}. "

@@ -15,6 +15,8 @@ from .index import HybridIndex
 from .index import AUTO_MIN_NAMES, AutoSparseIndex, FaissIndex, PrunedSparseIndex, SparseIndex
 from .index import BlockedAutoSparseIndex, BlockedPrunedSparseIndex
 from .index.blocked import V2_CANDIDATES, V2_COVERAGE
+from .index.word_index import (WORD_CANDIDATES, WORD_THRESHOLD, WordAutoSparseIndex,
+                               WordSparseIndex)
 from .index.faiss import AUTO_FAISS_MIN_NAMES, AutoFaissIndex
 from .readers.dictionaries import load_dictionary
 from .text.normalize import MentionNormalizer
@@ -70,6 +72,28 @@ def build_auto_sparse_index_v2(min_names: int = AUTO_MIN_NAMES, coverage: float 
     bio_linker's default index."""
     return BlockedAutoSparseIndex(min_names=min_names, coverage=coverage,
                                   candidates=candidates, chunk_size=chunk_size)
+
+
+@registry.misc("spacy-biolink.WordSparseIndex.v1")
+def build_word_sparse_index(word_threshold: float = WORD_THRESHOLD,
+                            candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
+                            chunk_size: int = 256) -> WordSparseIndex:
+    """Sparse search whose candidates are the names holding a word within word_threshold
+    cosine of the query, `candidates` of them rescored exactly (index/word_index.py); for
+    rows of a plain char_wb TF-IDF encoder, else PrunedSparseIndex.v2's search (coverage)."""
+    return WordSparseIndex(word_threshold=word_threshold, candidates=candidates,
+                           coverage=coverage, chunk_size=chunk_size)
+
+
+@registry.misc("spacy-biolink.AutoSparseIndex.v3")
+def build_auto_sparse_index_v3(min_names: int = AUTO_MIN_NAMES,
+                               word_threshold: float = WORD_THRESHOLD,
+                               candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
+                               chunk_size: int = 256) -> WordAutoSparseIndex:
+    """Exact sparse search below min_names names, WordSparseIndex.v1's from there on:
+    bio_linker's default index."""
+    return WordAutoSparseIndex(min_names=min_names, word_threshold=word_threshold,
+                               candidates=candidates, coverage=coverage, chunk_size=chunk_size)
 
 
 @registry.misc("spacy-biolink.FaissIndex.v1")

@@ -166,7 +166,6 @@ def test_bad_settings_name_the_v2_index():
 
 
 @pytest.mark.parametrize("name,cls", [
-    (None, BlockedAutoSparseIndex),  # the default
     ("spacy-biolink.AutoSparseIndex.v2", BlockedAutoSparseIndex),
     ("spacy-biolink.PrunedSparseIndex.v2", BlockedPrunedSparseIndex),
 ])

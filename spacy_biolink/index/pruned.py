@@ -129,7 +129,7 @@ class PrunedSparseIndex(SparseIndex):
         queries.sum_duplicates()
         queries.sort_indices()  # rescoring sums in feature order, as the exact kernel
         depth = min(max(k, self.candidates), self.n_vectors)
-        found = self._candidates(prune_queries(queries, self.coverage), depth)
+        found = self._find_candidates(queries, depth)
         scores = kernel.rescore_rows(queries.indptr, queries.indices, queries.data, rows,
                                      queries.shape[1], found)
         # Best first, ties to the lower id; names scoring 0 (or none) are no candidates.
@@ -144,6 +144,10 @@ class PrunedSparseIndex(SparseIndex):
         out_scores[:, :take] = numpy.where(top_missing, 0, top_scores)
         out_ids[:, :take] = numpy.where(top_missing, -1, top_ids)
         return out_scores, out_ids
+
+    def _find_candidates(self, queries: sparse.csr_matrix, depth: int) -> numpy.ndarray:
+        """The `depth` candidate name ids (-1: none) of each (whole, sorted) query row."""
+        return self._candidates(prune_queries(queries, self.coverage), depth)
 
     def _candidates(self, pruned: sparse.csr_matrix, depth: int) -> numpy.ndarray:
         """The `depth` best name ids (-1: none) of each pruned query row, by the exact kernel."""

@@ -85,7 +85,8 @@ class NameIndex:
 
 
 # Arrays of sparse indexes that from_disk memory-maps (the big ones: one entry per posting).
-MMAP_ARRAYS = ("data", "indices", "rows_data", "rows_indices", "rows_indptr")
+MMAP_ARRAYS = ("data", "indices", "rows_data", "rows_indices", "rows_indptr", "words_data",
+               "words_indices", "words_indptr")
 
 
 class SparseIndex(NameIndex):

@@ -1,0 +1,151 @@
+"""WordSparseIndex.v1 / AutoSparseIndex.v3: candidates from word postings. The split of a
+char_wb TF-IDF score over words is exact, the search finds the exact top 10, it saves and
+memory-maps its word postings, it falls back on n-gram candidates where the rows are not
+sums over words, and bio_linker uses it by default past min_names."""
+import numpy
+import pytest
+import spacy
+from scipy import sparse
+
+from spacy_biolink.encoders.tfidf import CharNgramTfidf
+from spacy_biolink.errors import BioLinkError
+from spacy_biolink.index import (BlockedPrunedSparseIndex, SparseIndex, WordAutoSparseIndex,
+                                 WordSparseIndex)
+from spacy_biolink.index.word_postings import WordPostings
+
+from .conftest import doc_with_ents, make_linker_nlp
+from .test_pruned_index import WORDS, _backed_by_memmap, tie_aware_recall
+
+
+def names_and_queries(n_names=3000, n_queries=80, seed=0, **tfidf):
+    rng = numpy.random.default_rng(seed)
+    names = [" ".join(rng.choice(WORDS, size=rng.integers(1, 6))) for _ in range(n_names)]
+    # Some repeated words and misspellings, which a real dictionary has.
+    names[:50] = [n + " " + n.split()[0] for n in names[:50]]
+    queries = []
+    for i in rng.choice(n_names, size=n_queries, replace=False):
+        words = names[i].split()
+        if rng.random() < 0.5:
+            w = rng.integers(len(words))
+            words[w] = words[w][:-1] + "x"
+        queries.append(" ".join(words))
+    vectorizer = CharNgramTfidf(**tfidf)
+    vectorizer.fit(names)
+    return (names, vectorizer, sparse.csr_matrix(vectorizer.transform(names), dtype="f"),
+            sparse.csr_matrix(vectorizer.transform(queries), dtype="f"))
+
+
+@pytest.fixture(scope="module")
+def data():
+    return names_and_queries()
+
+
+def word_index(data, **settings):
+    names, vectorizer, rows, _ = data
+    index = WordSparseIndex(**settings)
+    index.build(rows)
+    assert index.add_words(iter(names), vectorizer)
+    return index
+
+
+def test_word_postings_split_every_score_exactly(data):
+    names, vectorizer, rows, queries = data
+    words = WordPostings.from_names(iter(names), vectorizer, rows)
+    # sum over words u of cos(q, w_u) * c(u, n) for every word: the exact cosine q . n.
+    cosines = queries @ words.grams
+    split = (cosines @ words.postings).toarray()
+    numpy.testing.assert_allclose(split, (queries @ rows.T).toarray(), atol=2e-6)
+
+
+def test_word_candidates_find_the_exact_top_10_with_exact_scores(data):
+    *_, rows, queries = data
+    index = word_index(data, word_threshold=0.25, candidates=100)
+    scores, ids = index.search(queries, 10)
+    exact = SparseIndex()
+    exact.build(rows)
+    exact_scores, exact_ids = exact.search(queries, 10)
+    assert tie_aware_recall(scores, exact_scores, exact_ids, 10) >= 0.99
+    # Whatever is returned is scored as the exact search scores it.
+    found = ids >= 0
+    direct = numpy.asarray((queries @ rows.T).todense())
+    numpy.testing.assert_allclose(scores[found], numpy.take_along_axis(direct, numpy.where(
+        found, ids, 0), axis=1)[found], rtol=1e-5)
+
+
+def test_a_high_threshold_reads_fewer_words_and_still_answers_every_query(data):
+    *_, queries = data
+    index = word_index(data, word_threshold=1.0, candidates=20)
+    kept = index.words.word_queries(queries, 1.0)
+    # None reaches cosine 1 with a misspelled query, yet each keeps its closest word.
+    assert (numpy.diff(kept.indptr) >= 1).all()
+    assert kept.nnz < index.words.word_queries(queries, 0.2).nnz
+    scores, ids = index.search(queries, 5)
+    assert (ids[:, 0] >= 0).all()
+
+
+def test_rows_that_are_not_sums_over_words_fall_back_to_ngram_candidates(data):
+    names, vectorizer, _, queries = data
+    sublinear = CharNgramTfidf(sublinear_tf=True)
+    sublinear.fit(names)
+    # With 1 + log(tf) a repeated word no longer adds up: detected, not trusted.
+    rows = sparse.csr_matrix(sublinear.transform(names), dtype="f")
+    index = WordSparseIndex(candidates=100)
+    index.build(rows)
+    assert not index.add_words(iter(names), vectorizer)
+    assert index.words is None
+    v2 = BlockedPrunedSparseIndex(candidates=100)
+    v2.build(rows)
+    for a, b in zip(index.search(queries, 10), v2.search(queries, 10)):
+        numpy.testing.assert_array_equal(a, b)
+
+
+def test_word_postings_are_saved_and_memory_mapped(data, tmp_path):
+    *_, queries = data
+    index = word_index(data, candidates=100)
+    expected = index.search(queries, 10)
+    index.to_disk(tmp_path / "index")
+    loaded = WordSparseIndex(candidates=100).from_disk(tmp_path / "index")
+    assert _backed_by_memmap(loaded.words.postings.data)
+    assert _backed_by_memmap(loaded.words.postings.indices)
+    for a, b in zip(loaded.search(queries, 10), expected):
+        numpy.testing.assert_array_equal(a, b)
+
+
+def test_adding_names_drops_the_word_postings_until_rebuilt(data):
+    *_, rows, queries = data
+    index = word_index(data, candidates=100)
+    index.add(rows[:10])
+    assert index.words is None
+    assert index.search(queries, 3)[1].shape == (queries.shape[0], 3)
+
+
+def test_bad_word_threshold_is_refused():
+    for value in (0, -0.1, 1.5, "0.3", True):
+        with pytest.raises(BioLinkError, match="E222"):
+            WordSparseIndex(word_threshold=value)
+
+
+def test_bio_linker_defaults_to_auto_v3_and_links_as_exact_search(tiny_dictionary, tmp_path):
+    nlp = spacy.blank("en")
+    assert type(nlp.add_pipe("bio_linker").index) is WordAutoSparseIndex
+    auto = make_linker_nlp(tiny_dictionary, index={
+        "@misc": "spacy-biolink.AutoSparseIndex.v3", "min_names": 1, "candidates": 8})
+    index = auto.get_pipe("bio_linker").index
+    assert index.prunes and index.words is not None
+    exact_nlp = make_linker_nlp(tiny_dictionary, index={"@misc": "spacy-biolink.SparseIndex.v1"})
+    text, ents = ("Patients with type 2 diabetes and breast cancer were enrolled.",
+                  ["type 2 diabetes", "breast cancer"])
+    got = [e.kb_id_ for e in auto(doc_with_ents(auto, text, ents)).ents]
+    assert got == [e.kb_id_ for e in exact_nlp(doc_with_ents(exact_nlp, text, ents)).ents]
+    auto.to_disk(tmp_path / "nlp")
+    loaded = spacy.load(tmp_path / "nlp", config={
+        "components": {"bio_linker": {"index": {"word_threshold": 0.5}}}})
+    loaded_index = loaded.get_pipe("bio_linker").index
+    assert loaded_index.words is not None and loaded_index.word_threshold == 0.5
+    assert [e.kb_id_ for e in loaded(doc_with_ents(loaded, text, ents)).ents] == got
+
+
+def test_below_min_names_the_default_searches_exactly(tiny_dictionary):
+    nlp = make_linker_nlp(tiny_dictionary)
+    index = nlp.get_pipe("bio_linker").index
+    assert not index.prunes and index.words is None
