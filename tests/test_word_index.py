@@ -149,3 +149,15 @@ def test_below_min_names_the_default_searches_exactly(tiny_dictionary):
     nlp = make_linker_nlp(tiny_dictionary)
     index = nlp.get_pipe("bio_linker").index
     assert not index.prunes and index.words is None
+
+
+def test_threads_give_the_same_results_and_bad_counts_are_refused(data):
+    *_, queries = data
+    one = word_index(data, candidates=100)
+    two = word_index(data, candidates=100, n_threads=2)
+    many = sparse.vstack([queries] * 2, format="csr")  # enough rows for two threads
+    for a, b in zip(one.search(many, 10), two.search(many, 10)):
+        numpy.testing.assert_array_equal(a, b)
+    for value in (0, 1.5, "2", True):
+        with pytest.raises(BioLinkError, match="E223"):
+            WordAutoSparseIndex(n_threads=value)

@@ -41,6 +41,11 @@ class _WordCandidates:
     words: Optional[WordPostings] = None
     _word_postings_cache: Optional[tuple] = None
 
+    def _check_threads(self, value) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise BioLinkError(Errors.E223.format(index=self._registered_name(), value=value))
+        return value
+
     def _check_word_threshold(self, value) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
                 not 0 < value <= 1:
@@ -121,9 +126,10 @@ class WordSparseIndex(_WordCandidates, BlockedPrunedSparseIndex):
 
     def __init__(self, word_threshold: float = WORD_THRESHOLD,
                  candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
-                 chunk_size: int = 256):
+                 chunk_size: int = 256, n_threads: int = 1):
         super().__init__(coverage=coverage, candidates=candidates, chunk_size=chunk_size)
         self.word_threshold = self._check_word_threshold(word_threshold)
+        self.n_threads = self._check_threads(n_threads)
 
 
 class WordAutoSparseIndex(_WordCandidates, BlockedAutoSparseIndex):
@@ -135,7 +141,8 @@ class WordAutoSparseIndex(_WordCandidates, BlockedAutoSparseIndex):
 
     def __init__(self, min_names: int = AUTO_MIN_NAMES, word_threshold: float = WORD_THRESHOLD,
                  candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
-                 chunk_size: int = 256):
+                 chunk_size: int = 256, n_threads: int = 1):
         super().__init__(min_names=min_names, coverage=coverage, candidates=candidates,
                          chunk_size=chunk_size)
         self.word_threshold = self._check_word_threshold(word_threshold)
+        self.n_threads = self._check_threads(n_threads)
