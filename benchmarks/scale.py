@@ -43,18 +43,20 @@ def rss_mb():
 import numpy, spacy, spacy_biolink
 from spacy_biolink.corpora import read_pubtator
 from spacy_biolink.index import SparseIndex, PrunedSparseIndex
-model, corpus, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3])
+model, corpus, repeats, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+# --threads: the index's n_threads given at spacy.load, as a user would.
+overrides = {"components": {"bio_linker": {"index": {"n_threads": threads}}}} if threads else {}
 docs_in = list(read_pubtator(corpus))
 base = rss_mb()
 t = time.perf_counter()
-nlp = spacy.load(model)
+nlp = spacy.load(model, config=overrides)
 load_s = time.perf_counter() - t
 after_load = rss_mb()
 # Again: the first load also imports what spaCy's entry points pull in (spacy-transformers,
 # torch where installed); the second time only the pipeline's own data is read.
 before_reload = rss_mb()
 t = time.perf_counter()
-again = spacy.load(model)
+again = spacy.load(model, config=overrides)
 reload_s = time.perf_counter() - t
 rss_reload_mb = rss_mb() - before_reload
 del again
@@ -76,7 +78,7 @@ for _ in range(repeats):
     list(nlp.pipe(fresh, batch_size=128))
     dt = time.perf_counter() - t
     best = dt if best is None else min(best, dt)
-res = {"load_s": load_s, "reload_s": reload_s, "rss_reload_mb": rss_reload_mb, "rss_load_mb": after_load - base, "rss_after_load_mb": after_load,
+res = {"threads": threads or 1, "load_s": load_s, "reload_s": reload_s, "rss_reload_mb": rss_reload_mb, "rss_load_mb": after_load - base, "rss_after_load_mb": after_load,
        "mentions": n_mentions, "mentions_per_s": n_mentions / best,
        "index": type(linker.index).__name__, "n_names": linker.index.n_vectors,
        "prunes": bool(getattr(linker.index, "prunes", False))}
@@ -144,7 +146,7 @@ def timed(cmd):
     return dt, int(rss[-1].split()[1]) / 1024, out.stdout
 
 
-def run_size(n: int, args) -> dict:
+def run_size(n: int, args) -> list:
     work = args.work
     if n:
         dictionary = work / f"synth_{n}.txt"
@@ -169,31 +171,35 @@ def run_size(n: int, args) -> dict:
     build_s, build_rss, _ = timed([sys.executable, "-m", "spacy_biolink", "init-linker",
                                    str(model), "--dictionary", str(dictionary)] + extra)
     log(f"N={n or 'source'}: build {build_s:.0f} s, peak RSS {build_rss:.0f} MB")
-    _, _, out = timed([sys.executable, "-c", CHILD, str(model), str(args.corpus),
-                       str(args.repeats)])
-    res = json.loads([line for line in out.splitlines() if line.startswith("RESULT ")][-1][7:])
-    res.update(names_requested=n, build_s=build_s, build_peak_rss_mb=build_rss,
-               disk_mb=dir_mb(model), encoder=str(args.encoder or "tfidf"),
-               loadavg=open("/proc/loadavg").read().split()[:3],
-               date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-    log(f"N={n or 'source'}: {json.dumps(res)}")
+    runs = []
+    for threads in args.threads or [0]:
+        _, _, out = timed([sys.executable, "-c", CHILD, str(model), str(args.corpus),
+                           str(args.repeats), str(threads)])
+        res = json.loads([line for line in out.splitlines() if line.startswith("RESULT ")][-1][7:])
+        res.update(names_requested=n, build_s=build_s, build_peak_rss_mb=build_rss,
+                   disk_mb=dir_mb(model), encoder=str(args.encoder or "tfidf"),
+                   loadavg=open("/proc/loadavg").read().split()[:3],
+                   date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        log(f"N={n or 'source'}: {json.dumps(res)}")
+        runs.append(res)
     if not args.keep:
         import shutil
 
         shutil.rmtree(model, ignore_errors=True)
-    return res
+    return runs
 
 
 def table(results) -> str:
-    rows = ["| names | encoder | index | build s | build peak RSS GB | disk MB | load s (again) | RSS "
+    rows = ["| names | encoder | index | threads | build s | build peak RSS GB | disk MB | load s (again) | RSS "
             "growth on load MB (again) | RSS after load MB | mentions/s | search q/s (exact q/s) | "
             "recall@10 vs exact | load avg |",
-            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         kind = r["index"] + (" (pruned)" if r["prunes"] else f" ({r.get('index_kind') or 'exact'})")
         exact = f"{r['exact_q_per_s']:.0f}" if r.get("exact_q_per_s") else "-"
         encoder = "TF-IDF" if r.get("encoder", "tfidf") == "tfidf" else Path(r["encoder"]).name
-        rows.append(f"| {r['n_names']:,} | {encoder} | {kind} | {r['build_s']:.0f} | "
+        rows.append(f"| {r['n_names']:,} | {encoder} | {kind} | {r.get('threads', 1)} | "
+                    f"{r['build_s']:.0f} | "
                     f"{r['build_peak_rss_mb'] / 1024:.2f} | {r['disk_mb']:.0f} | "
                     f"{r['load_s']:.2f} ({r.get('reload_s', float('nan')):.2f}) | {r['rss_load_mb']:.0f} "
                     f"({r.get('rss_reload_mb', float('nan')):.0f}) | "
@@ -219,6 +225,9 @@ def main(argv=None) -> int:
     p.add_argument("--index", help="the index's registered name, e.g. "
                                    "spacy-biolink.AutoFaissIndex.v1 for a dense encoder")
     p.add_argument("--tag", default="", help="suffix of the saved pipelines' directories")
+    p.add_argument("--threads", type=int, nargs="+",
+                   help="link once per value with the index's n_threads set at spacy.load "
+                        "(indexes with that setting: AutoSparseIndex.v3, WordSparseIndex.v1)")
     args = p.parse_args(argv)
     for path in (args.source, args.corpus):
         if not path.exists():
@@ -229,7 +238,7 @@ def main(argv=None) -> int:
         f"{__import__('os').cpu_count()} cores")
     results = []
     for n in args.sizes:
-        results.append(run_size(n, args))
+        results.extend(run_size(n, args))
         if args.output:
             args.output.parent.mkdir(parents=True, exist_ok=True)
             args.output.write_text(json.dumps(results, indent=2))
