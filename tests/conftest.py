@@ -107,3 +107,15 @@ def doc_with_ents(nlp, text, ents, label="Disease"):
         spans.append(doc.char_span(ent[0], ent[1], label=label, alignment_mode="expand"))
     doc.ents = spans
     return doc
+
+
+@pytest.fixture(scope="module")
+def torch_one_thread():
+    """Torch on one thread for a module's tests: the test machines share two cores, and
+    tiny models gain nothing from more threads."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -36,12 +36,9 @@ TINY = {"encoder.char_dim": 8, "encoder.char_hidden": 16, "encoder.word_hidden":
         "training.patience": 1000}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+@pytest.fixture(autouse=True, scope="module")
+def one_thread(torch_one_thread):
     yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

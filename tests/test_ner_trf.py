@@ -37,11 +37,8 @@ EXPECTED = [("breast cancer", "D001943"), ("NIDDM", "D003924")]
 
 
 @pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def one_thread(torch_one_thread):
     yield
-    torch.set_num_threads(threads)
 
 
 def docbin(path: Path) -> Path:

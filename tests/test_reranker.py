@@ -33,11 +33,8 @@ SENTENCES = [("Tumours of the breast are common; this cancer is treated.", "D000
 
 
 @pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def one_thread(torch_one_thread):
     yield
-    torch.set_num_threads(threads)
 
 
 def pubtator(sentences) -> str:

@@ -47,12 +47,9 @@ def tokenizer_words():
     return units
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+@pytest.fixture(autouse=True, scope="module")
+def one_thread(torch_one_thread):
     yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

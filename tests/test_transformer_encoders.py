@@ -41,12 +41,8 @@ MENTIONS = [("heart attack", "D000001"), ("stroke with bleeding", "D000002"),
 
 
 @pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # The test machines share two cores; a tiny BERT gains nothing from more threads.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def one_thread(torch_one_thread):
     yield
-    torch.set_num_threads(threads)
 
 
 def pubtator(mentions) -> str:
