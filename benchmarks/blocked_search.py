@@ -130,15 +130,16 @@ def run_pipeline(path: Path, args) -> dict:
         rows.sort_indices()
     n_names = names_t.shape[1]
     out = {"pipeline": str(path), "names": n_names, "queries": len(texts), "rows": []}
-    words = None
-    if args.word_settings:
+    words = getattr(linker.index, "words", None)
+    if args.word_settings and words is None:
         started = time.perf_counter()
         words = WordPostings.from_names(
             (linker.normalizer.name(name) for name in linker.dictionary.names),
             additive_vectorizer(linker.model), rows)
         out["word_postings_build_s"] = time.perf_counter() - started
-        print(f"word postings: {words.n_words:,} words, {words.postings.nnz:,} postings, "
-              f"built in {out['word_postings_build_s']:.1f} s", flush=True)
+    if words is not None:
+        print(f"word postings: {words.n_words:,} words, {words.postings.nnz:,} postings "
+              f"({out.get('word_postings_build_s', 'saved')} s)", flush=True)
     print(f"\n{path}: {n_names:,} names, {len(texts)} queries, depth {args.depth}", flush=True)
     print("| threads | search | q/s wall | q/s CPU | x exact (wall) | recall@10 | = v1 |")
     print("|---:|---|---:|---:|---:|---:|---|")
