@@ -207,3 +207,12 @@ def test_token_cache_follows_changed_settings():
     assert normalizer.name("strokes") == "strokes"
     normalizer.strip_plurals = True
     assert normalizer.name("strokes") == "stroke"
+
+
+@pytest.mark.parametrize("text", ["", " ", "Wilson disease (WD) and WD.", "a  b\n\nc ",
+                                  "\tx\u00a0y  ", "T-cell prolymphocytic leukaemia (T-PLL);\r\n"])
+def test_doc_text_from_the_token_arrays_is_doc_text(text):
+    from spacy_biolink.text.abbreviations import doc_text
+
+    doc = spacy.blank("en").make_doc(text)
+    assert doc_text(doc) == doc.text
