@@ -50,7 +50,7 @@ def word_index(data, **settings):
 
 def test_word_postings_split_every_score_exactly(data):
     names, vectorizer, rows, queries = data
-    words = WordPostings.from_names(iter(names), vectorizer, rows)
+    words = WordPostings.from_names(iter(names), vectorizer, rows, min_share=0)
     # sum over words u of cos(q, w_u) * c(u, n) for every word: the exact cosine q . n.
     cosines = queries @ words.grams
     split = (cosines @ words.postings).toarray()
@@ -161,3 +161,15 @@ def test_threads_give_the_same_results_and_bad_counts_are_refused(data):
     for value in (0, 1.5, "2", True):
         with pytest.raises(BioLinkError, match="E223"):
             WordAutoSparseIndex(n_threads=value)
+
+
+def test_small_shares_are_not_posted_but_every_name_keeps_one(data):
+    names, vectorizer, rows, _ = data
+    every = WordPostings.from_names(iter(names), vectorizer, rows, min_share=0).postings
+    kept = WordPostings.from_names(iter(names), vectorizer, rows, min_share=0.45).postings
+    assert 0 < kept.nnz < every.nnz
+    assert (kept.data >= 0.45).sum() == (every.data >= 0.45).sum()
+    # Each name is still reachable through its largest share.
+    assert (numpy.diff(kept.T.tocsr().indptr) >= 1).all()
+    numpy.testing.assert_array_equal(kept.T.tocsr().max(axis=1).toarray(),
+                                     every.T.tocsr().max(axis=1).toarray())

@@ -9,7 +9,8 @@ For a unit query q and a name n with words u (each counted cnt_u times),
 
 So the names x n-grams postings can be replaced by words x names postings holding c(u, n),
 and a query by the cosines of the words it shares n-grams with: the same scores, from
-about 3 postings per name instead of about 25. A name scoring well holds at least one
+about 3 postings per name instead of about 25 (fewer still: a word that is a small share
+of a long name is not posted for it, MIN_SHARE). A name scoring well holds at least one
 word close to the query (c(u, n) <= 1, and a name has few words), so reading only the
 words whose cosine reaches a threshold finds the candidates from a few thousand postings
 where the n-gram postings hold millions; the candidates are then rescored exactly.
@@ -28,6 +29,11 @@ logger = logging.getLogger(__name__)
 # vectorizer really is additive over words for these vectors (else the structures are
 # dropped and the search falls back on n-gram candidates).
 CHECK_SAMPLE = 2_000
+# A word carrying less than this share c(u, n) of a name's norm is not posted for it: such
+# a name (a long one) is found through its other words. On NCBI-disease dev this kept
+# recall@10 (0.9972 at 8M names, 0.9975 -> 0.9972 at 0.9M) and read 18% fewer postings
+# (1.15x the search at 8M names); 0.35 and 0.4 lost recall (BENCHMARKS.md).
+MIN_SHARE = 0.3
 CHECK_TOLERANCE = 1e-4
 _NORM_CHUNK = 1_000_000
 
@@ -61,11 +67,13 @@ class WordPostings:
         return self.postings.shape[0]
 
     @classmethod
-    def from_names(cls, texts: Iterable[str], vectorizer, rows: sparse.csr_matrix
-                   ) -> Optional["WordPostings"]:
+    def from_names(cls, texts: Iterable[str], vectorizer, rows: sparse.csr_matrix, *,
+                   min_share: float = MIN_SHARE) -> Optional["WordPostings"]:
         """Build from the names' texts as the encoder saw them (one per row of `rows`, in
-        order) and its fitted char_wb vectorizer. Returns None, with a log line, when the
-        rows are not what the words add up to (another encoder, other texts)."""
+        order) and its fitted char_wb vectorizer. A word's posting in a name is kept where
+        c(u, n) >= min_share, and each name keeps its largest one (see MIN_SHARE). Returns
+        None, with a log line, when the rows are not what the words add up to (another
+        encoder, other texts)."""
         word_ids: Dict[str, int] = {}
         ids = numpy.empty(1 << 20, dtype=numpy.int32)
         indptr = numpy.empty(rows.shape[0] + 1, dtype=numpy.int64)
@@ -112,6 +120,7 @@ class WordPostings:
             sparse.diags((1.0 / numpy.maximum(name_norms, 1e-30)).astype(numpy.float32))
             @ coefficient, dtype=numpy.float32)
         del name_words
+        coefficient = _keep_shares(coefficient, min_share)
         postings = coefficient.T.tocsr()
         postings.sort_indices()
         grams = sparse.csr_matrix(unit_words.T, dtype=numpy.float32)
@@ -148,6 +157,21 @@ class WordPostings:
         grams = sparse.csr_matrix((arrays["word_grams_data"], arrays["word_grams_indices"],
                                    arrays["word_grams_indptr"]), shape=(n_features, n_words))
         return cls(postings, grams)
+
+
+def _keep_shares(coefficient: sparse.csr_matrix, min_share: float) -> sparse.csr_matrix:
+    """names x words c(u, n) without the entries below min_share, each name's largest kept
+    (so that no name loses every posting)."""
+    if min_share <= 0 or coefficient.nnz == 0:
+        return coefficient
+    lengths = numpy.diff(coefficient.indptr)
+    largest = numpy.zeros(coefficient.shape[0], dtype=coefficient.dtype)
+    filled = lengths > 0
+    largest[filled] = numpy.maximum.reduceat(coefficient.data, coefficient.indptr[:-1][filled])
+    keep = (coefficient.data >= min_share) | (coefficient.data == numpy.repeat(largest, lengths))
+    rows = numpy.repeat(numpy.arange(coefficient.shape[0]), lengths)[keep]
+    return sparse.csr_matrix((coefficient.data[keep], (rows, coefficient.indices[keep])),
+                             shape=coefficient.shape, dtype=coefficient.dtype)
 
 
 def _word_rows(word_ids: Dict[str, int], vectorizer) -> sparse.csr_matrix:
