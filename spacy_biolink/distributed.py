@@ -356,6 +356,10 @@ class ShardLinker:
             if use_gpu:
                 spacy.prefer_gpu()
             self.nlp = load_linker_pipeline(model)
+            # Each Ray worker holds one CPU: its search stays on one thread.
+            for _, pipe in self.nlp.pipeline:
+                if getattr(getattr(pipe, "index", None), "n_threads", None) is not None:
+                    pipe.index.n_threads = 1
         except Exception as err:  # noqa: BLE001 - the driver shows this line, not Ray's trace
             reason = " ".join(f"{type(err).__name__}: {err}".split())
             raise BioLinkError(Errors.E815.format(path=model, reason=reason)) from None

@@ -177,8 +177,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E222 = ("spacy-biolink.{index}: word_threshold = {value!r} must be a number in (0, 1]: "
             "the cosine with the query a name's word needs for the name to be read as a "
             "candidate (lower reads more names: slower, closer to exact).")
-    E223 = ("spacy-biolink.{index}: n_threads = {value!r} must be a whole number >= 1 (the "
-            "threads one batch of queries is split over; with nlp.pipe(n_process=N) keep 1).")
+    E223 = ("spacy-biolink.{index}: n_threads = {value!r} must be a whole number >= 0 (the "
+            "threads one batch of queries is split over; 0 = one per core; under "
+            "nlp.pipe(n_process=N) use 1).")
 
     # Corpora
     E301 = ("{path}:{line}: malformed PubTator line: {reason}. The line was: {text!r}. "

@@ -77,11 +77,12 @@ def build_auto_sparse_index_v2(min_names: int = AUTO_MIN_NAMES, coverage: float 
 @registry.misc("spacy-biolink.WordSparseIndex.v1")
 def build_word_sparse_index(word_threshold: float = WORD_THRESHOLD,
                             candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
-                            chunk_size: int = 256, n_threads: int = 1) -> WordSparseIndex:
+                            chunk_size: int = 256, n_threads: int = 0) -> WordSparseIndex:
     """Sparse search whose candidates are the names holding a word within word_threshold
     cosine of the query, `candidates` of them rescored exactly (index/word_index.py); for
     rows of a plain char_wb TF-IDF encoder, else PrunedSparseIndex.v2's search (coverage).
-    n_threads: threads a batch of queries is split over (the kernels release the GIL)."""
+    n_threads: threads a batch of queries is split over (0: one per core; the kernels
+    release the GIL; set 1 where processes already take every core, as nlp.pipe(n_process))."""
     return WordSparseIndex(word_threshold=word_threshold, candidates=candidates,
                            coverage=coverage, chunk_size=chunk_size, n_threads=n_threads)
 
@@ -90,9 +91,10 @@ def build_word_sparse_index(word_threshold: float = WORD_THRESHOLD,
 def build_auto_sparse_index_v3(min_names: int = AUTO_MIN_NAMES,
                                word_threshold: float = WORD_THRESHOLD,
                                candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
-                               chunk_size: int = 256, n_threads: int = 1) -> WordAutoSparseIndex:
+                               chunk_size: int = 256, n_threads: int = 0) -> WordAutoSparseIndex:
     """Exact sparse search below min_names names, WordSparseIndex.v1's from there on:
-    bio_linker's default index. n_threads: threads a batch of queries is split over."""
+    bio_linker's default index. n_threads: threads a batch of queries is split over (0: one
+    per core)."""
     return WordAutoSparseIndex(min_names=min_names, word_threshold=word_threshold,
                                candidates=candidates, coverage=coverage, chunk_size=chunk_size,
                                n_threads=n_threads)

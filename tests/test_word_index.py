@@ -153,14 +153,16 @@ def test_below_min_names_the_default_searches_exactly(tiny_dictionary):
 
 def test_threads_give_the_same_results_and_bad_counts_are_refused(data):
     *_, queries = data
-    one = word_index(data, candidates=100)
+    one = word_index(data, candidates=100, n_threads=1)
     two = word_index(data, candidates=100, n_threads=2)
     many = sparse.vstack([queries] * 2, format="csr")  # enough rows for two threads
     for a, b in zip(one.search(many, 10), two.search(many, 10)):
         numpy.testing.assert_array_equal(a, b)
-    for value in (0, 1.5, "2", True):
+    for value in (-1, 1.5, "2", True):
         with pytest.raises(BioLinkError, match="E223"):
             WordAutoSparseIndex(n_threads=value)
+    # 0, the default, is one thread per core this process may use.
+    assert WordAutoSparseIndex().n_threads == WordAutoSparseIndex(n_threads=0).n_threads >= 1
 
 
 def test_small_shares_are_not_posted_but_every_name_keeps_one(data):

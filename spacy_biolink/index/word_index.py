@@ -10,9 +10,11 @@ query reads the postings of the words whose cosine with it reaches `word_thresho
 partial score and rescores them exactly, as the pruned search does. Word postings exist
 only for a plain char_wb TF-IDF encoder (the default) at the name level; for any other
 rows the search is PrunedSparseIndex.v2's. BENCHMARKS.md has the measured recall against
-the exact search and the speed.
+the exact search and the speed. Batches of queries are split over `n_threads` threads
+(0, the default: one per core; the kernels release the GIL).
 """
 import logging
+import os
 from typing import Iterable, Optional, Tuple
 
 import numpy
@@ -29,6 +31,14 @@ WORD_THRESHOLD = 0.3
 WORD_CANDIDATES = 256
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity where the OS tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
 class _WordCandidates:
     """Finds the pruned search's candidates from word postings once `add_words` has built
     them; until then (or for rows that are not sums over words) as PrunedSparseIndex.v2."""
@@ -42,9 +52,10 @@ class _WordCandidates:
     _word_postings_cache: Optional[tuple] = None
 
     def _check_threads(self, value) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        """The thread count n_threads asks for: 0 is one per core this process may use."""
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise BioLinkError(Errors.E223.format(index=self._registered_name(), value=value))
-        return value
+        return value or usable_cores()
 
     def _check_word_threshold(self, value) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
@@ -126,7 +137,7 @@ class WordSparseIndex(_WordCandidates, BlockedPrunedSparseIndex):
 
     def __init__(self, word_threshold: float = WORD_THRESHOLD,
                  candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
-                 chunk_size: int = 256, n_threads: int = 1):
+                 chunk_size: int = 256, n_threads: int = 0):
         super().__init__(coverage=coverage, candidates=candidates, chunk_size=chunk_size)
         self.word_threshold = self._check_word_threshold(word_threshold)
         self.n_threads = self._check_threads(n_threads)
@@ -141,7 +152,7 @@ class WordAutoSparseIndex(_WordCandidates, BlockedAutoSparseIndex):
 
     def __init__(self, min_names: int = AUTO_MIN_NAMES, word_threshold: float = WORD_THRESHOLD,
                  candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
-                 chunk_size: int = 256, n_threads: int = 1):
+                 chunk_size: int = 256, n_threads: int = 0):
         super().__init__(min_names=min_names, coverage=coverage, candidates=candidates,
                          chunk_size=chunk_size)
         self.word_threshold = self._check_word_threshold(word_threshold)
