@@ -108,6 +108,15 @@ else:
             e_scores[row], e_ids[row] = top_k(values, found, 10)
     exact_s = None
     res["exact_encode_and_search_s"] = time.perf_counter() - t
+if index.vector_kind != "sparse":
+    # A quantized index (IVF-SQ8) returns approximate scores: judge what it found by the
+    # exact scores of the names it returned, or a right name scored a little low counts
+    # as a miss (recall@10 0.877 instead of 0.971 at 2.5M names, dev, nprobe 32).
+    for row in range(len(texts)):
+        got = [int(i) for i in ids[row] if i >= 0]
+        if got:
+            again = linker.encode([linker.normalizer.name(names[i]) for i in got])
+            scores[row, :len(got)] = again @ queries[row]
 found = []
 tolerance = 0.0 if index.vector_kind == "sparse" else 1e-5
 for row in range(len(texts)):
