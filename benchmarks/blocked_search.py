@@ -23,20 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-
-def tie_aware_recall(scores, exact_scores, exact_ids, at=10):
-    """Share of the exact top-`at` found, a name scoring as the exact at-th counting."""
-    import numpy
-
-    found = []
-    for row in range(len(exact_ids)):
-        n = int(min(at, (exact_ids[row] >= 0).sum()))
-        if n == 0:
-            found.append(1.0)
-            continue
-        kth = exact_scores[row, n - 1]
-        found.append(min(n, int((scores[row, :at] >= kth).sum())) / n)
-    return float(numpy.mean(found))
+from spacy_biolink.evaluation.search_recall import tie_aware_recall
 
 
 def timed(fn, repeats):
@@ -131,11 +118,12 @@ def run_pipeline(path: Path, args) -> dict:
     n_names = names_t.shape[1]
     out = {"pipeline": str(path), "names": n_names, "queries": len(texts), "rows": []}
     words = getattr(linker.index, "words", None)
-    if args.word_settings and words is None:
+    if args.word_settings and (words is None or args.min_share is not None):
         started = time.perf_counter()
+        share = {} if args.min_share is None else {"min_share": args.min_share}
         words = WordPostings.from_names(
             (linker.normalizer.name(name) for name in linker.dictionary.names),
-            additive_vectorizer(linker.model), rows)
+            additive_vectorizer(linker.model), rows, **share)
         out["word_postings_build_s"] = time.perf_counter() - started
     if words is not None:
         print(f"word postings: {words.n_words:,} words, {words.postings.nnz:,} postings "
@@ -240,6 +228,9 @@ def main(argv=None) -> int:
     p.add_argument("--word-settings", default="",
                    help="word_threshold:candidates pairs of WordSparseIndex.v1; --link uses the last")
     p.add_argument("--skip-v1", action="store_true", help="leave PrunedSparseIndex.v1 out")
+    p.add_argument("--min-share", type=float, default=None,
+                   help="rebuild the word postings with this min_share (0 posts every word) "
+                        "instead of reading the saved ones")
     p.add_argument("--link", action="store_true")
     p.add_argument("--rows-dir", type=Path,
                    help="write the rescoring rows here and memory-map them (large pipelines)")

@@ -13,19 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-
-def tie_aware_recall(scores, ids, exact_scores, exact_ids, at=10):
-    import numpy
-
-    found = []
-    for row in range(len(exact_ids)):
-        n = int(min(at, (exact_ids[row] >= 0).sum()))
-        if n == 0:
-            found.append(1.0)
-            continue
-        kth = exact_scores[row, n - 1]
-        found.append(min(n, int((scores[row, :at][ids[row, :at] >= 0] >= kth).sum())) / n)
-    return float(numpy.mean(found))
+from spacy_biolink.evaluation.search_recall import tie_aware_recall
 
 
 def main(argv=None) -> int:
@@ -71,7 +59,7 @@ def main(argv=None) -> int:
         n = len(texts)
         print(f"| {coverage} | {candidates} | {n / exact_s:.0f} | {n / pruned_s:.0f} | "
               f"{exact_s / pruned_s:.2f}x | "
-              f"{tie_aware_recall(scores, ids, e_scores, e_ids):.4f} |", flush=True)
+              f"{tie_aware_recall(scores, e_scores, e_ids, ids=ids):.4f} |", flush=True)
     return 0
 
 

@@ -88,7 +88,7 @@ def _exact(names):
 
 
 def test_v2_defaults_find_the_exact_top_10(rows):
-    from .test_pruned_index import tie_aware_recall
+    from spacy_biolink.evaluation.search_recall import tie_aware_recall
 
     names, queries = rows
     v2 = BlockedPrunedSparseIndex()

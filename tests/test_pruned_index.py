@@ -7,6 +7,7 @@ from scipy import sparse
 
 from spacy_biolink.encoders.tfidf import CharNgramTfidf
 from spacy_biolink.errors import BioLinkError
+from spacy_biolink.evaluation.search_recall import tie_aware_recall
 from spacy_biolink.index import AutoSparseIndex, PrunedSparseIndex, SparseIndex
 
 from .conftest import doc_with_ents, make_linker_nlp
@@ -43,19 +44,6 @@ def exact(names):
     index = SparseIndex()
     index.build(names)
     return index
-
-
-def tie_aware_recall(scores, exact_scores, exact_ids, at):
-    """Share of the exact top-`at` found, a name scoring as the exact at-th counting."""
-    found = []
-    for row in range(len(exact_ids)):
-        n = int(min(at, (exact_ids[row] >= 0).sum()))
-        if n == 0:
-            found.append(1.0)
-            continue
-        kth = exact_scores[row, n - 1]
-        found.append(min(n, int((scores[row, :at] >= kth).sum())) / n)
-    return float(numpy.mean(found))
 
 
 def test_reading_every_ngram_equals_exact_search_bit_for_bit(rows):
@@ -210,3 +198,19 @@ def test_auto_index_searches_rows_with_negative_values_exactly(rows):
     assert not index.prunes
     for a, b in zip(index.search(queries, 10), exact(signed).search(queries, 10)):
         numpy.testing.assert_array_equal(a, b)
+
+
+def test_tie_aware_recall_counts_ties_at_the_last_place_and_never_empty_places():
+    exact_scores = numpy.array([[0.9, 0.8, 0.5], [0.7, 0.6, 0.0]], dtype=numpy.float32)
+    exact_ids = numpy.array([[3, 4, 5], [1, 2, -1]])
+    # Query 0 found a different name tied with the exact 3rd; query 1 found 1 of its 2.
+    scores = numpy.array([[0.9, 0.8, 0.5], [0.7, 0.1, 0.0]], dtype=numpy.float32)
+    assert tie_aware_recall(scores, exact_scores, exact_ids, 3) == pytest.approx((1 + 0.5) / 2)
+    # An empty place (-1) never counts, whatever score it carries.
+    ids = numpy.array([[3, 4, -1], [1, 7, -1]])
+    assert tie_aware_recall(scores, exact_scores, exact_ids, 3, ids=ids) == \
+        pytest.approx((2 / 3 + 0.5) / 2)
+    # Just below the exact 3rd counts only within the tolerance.
+    below = numpy.array([[0.9, 0.8, 0.49999], [0.7, 0.6, 0.0]], dtype=numpy.float32)
+    assert tie_aware_recall(below, exact_scores, exact_ids, 3) < 1
+    assert tie_aware_recall(below, exact_scores, exact_ids, 3, tolerance=1e-4) == 1

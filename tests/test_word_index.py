@@ -9,12 +9,13 @@ from scipy import sparse
 
 from spacy_biolink.encoders.tfidf import CharNgramTfidf
 from spacy_biolink.errors import BioLinkError
+from spacy_biolink.evaluation.search_recall import tie_aware_recall
 from spacy_biolink.index import (BlockedPrunedSparseIndex, SparseIndex, WordAutoSparseIndex,
                                  WordSparseIndex)
 from spacy_biolink.index.word_postings import WordPostings
 
 from .conftest import doc_with_ents, make_linker_nlp
-from .test_pruned_index import WORDS, _backed_by_memmap, tie_aware_recall
+from .test_pruned_index import WORDS, _backed_by_memmap
 
 
 def names_and_queries(n_names=3000, n_queries=80, seed=0, **tfidf):
