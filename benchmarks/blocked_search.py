@@ -117,17 +117,26 @@ def run_pipeline(path: Path, args) -> dict:
         rows.sort_indices()
     n_names = names_t.shape[1]
     out = {"pipeline": str(path), "names": n_names, "queries": len(texts), "rows": []}
-    words = getattr(linker.index, "words", None)
-    if args.word_settings and (words is None or args.min_share is not None):
-        started = time.perf_counter()
-        share = {} if args.min_share is None else {"min_share": args.min_share}
-        words = WordPostings.from_names(
-            (linker.normalizer.name(name) for name in linker.dictionary.names),
-            additive_vectorizer(linker.model), rows, **share)
-        out["word_postings_build_s"] = time.perf_counter() - started
-    if words is not None:
-        print(f"word postings: {words.n_words:,} words, {words.postings.nnz:,} postings "
-              f"({out.get('word_postings_build_s', 'saved')} s)", flush=True)
+    # (label, word postings) pairs: the saved ones, or one rebuild per --min-share value.
+    word_sets = []
+    saved = getattr(linker.index, "words", None)
+    if args.word_settings and (saved is None or args.min_share):
+        for share in args.min_share or [None]:
+            started = time.perf_counter()
+            built = WordPostings.from_names(
+                (linker.normalizer.name(name) for name in linker.dictionary.names),
+                additive_vectorizer(linker.model), rows,
+                **({} if share is None else {"min_share": share}))
+            label = "" if share is None else f"share {share} "
+            print(f"word postings ({label.strip() or 'built'}): {built.n_words:,} words, "
+                  f"{built.postings.nnz:,} postings ({time.perf_counter() - started:.0f} s)",
+                  flush=True)
+            word_sets.append((label, built))
+    elif saved is not None:
+        print(f"word postings (saved): {saved.n_words:,} words, {saved.postings.nnz:,} "
+              "postings", flush=True)
+        word_sets.append(("", saved))
+    words = word_sets[-1][1] if word_sets else None
     print(f"\n{path}: {n_names:,} names, {len(texts)} queries, depth {args.depth}", flush=True)
     print("| threads | search | q/s wall | q/s CPU | x exact (wall) | recall@10 | = v1 |")
     print("|---:|---|---:|---:|---:|---:|---|")
@@ -142,20 +151,22 @@ def run_pipeline(path: Path, args) -> dict:
         out["rows"].append(line)
         print(f"| {threads} | exact (SparseIndex.v1) | {line['wall_qps']:.0f} | "
               f"{line['cpu_qps']:.0f} | 1.00x | 1.0000 | |", flush=True)
-        for threshold, candidates in args.word_settings:
+        for (label, words_used), (threshold, candidates) in (
+                (w, setting) for w in word_sets for setting in args.word_settings):
             index = WordSparseIndex(word_threshold=threshold, candidates=candidates)
-            index.names_t, index.rows, index.words, index.n_threads = names_t, rows, words, threads
+            index.names_t, index.rows, index.words = names_t, rows, words_used
+            index.n_threads = threads
             index.search(queries[:64], args.depth)
             result, wall, cpu = timed(lambda: index.search(queries, args.depth), args.repeats)
             recall = tie_aware_recall(result[0], e_scores, e_ids)
-            kept = words.word_queries(queries, threshold)
-            postings = int(numpy.diff(words.postings.indptr)[kept.indices].sum()) / len(texts)
-            line = {"threads": threads, "search": f"word {threshold}/{candidates}",
+            kept = words_used.word_queries(queries, threshold)
+            postings = int(numpy.diff(words_used.postings.indptr)[kept.indices].sum()) / len(texts)
+            line = {"threads": threads, "search": f"word {label}{threshold}/{candidates}",
                     "wall_qps": len(texts) / wall, "cpu_qps": len(texts) / cpu,
                     "speedup": e_wall / wall, "recall_at_10": recall,
                     "postings_per_query": postings}
             out["rows"].append(line)
-            print(f"| {threads} | WordSparseIndex.v1 {threshold}/{candidates} | "
+            print(f"| {threads} | WordSparseIndex.v1 {label}{threshold}/{candidates} | "
                   f"{line['wall_qps']:.0f} | {line['cpu_qps']:.0f} | {line['speedup']:.2f}x | "
                   f"{recall:.4f} | ({postings:,.0f} postings/query) |", flush=True)
         for coverage, candidates in args.settings:
@@ -228,9 +239,9 @@ def main(argv=None) -> int:
     p.add_argument("--word-settings", default="",
                    help="word_threshold:candidates pairs of WordSparseIndex.v1; --link uses the last")
     p.add_argument("--skip-v1", action="store_true", help="leave PrunedSparseIndex.v1 out")
-    p.add_argument("--min-share", type=float, default=None,
-                   help="rebuild the word postings with this min_share (0 posts every word) "
-                        "instead of reading the saved ones")
+    p.add_argument("--min-share", type=float, nargs="+", default=None,
+                   help="rebuild the word postings once per value of min_share (0 posts "
+                        "every word) instead of reading the saved ones, and compare them")
     p.add_argument("--link", action="store_true")
     p.add_argument("--rows-dir", type=Path,
                    help="write the rescoring rows here and memory-map them (large pipelines)")
