@@ -162,19 +162,24 @@ def run_size(n: int, args) -> list:
     else:
         dictionary = args.source
     model = work / f"linker_{n or 'source'}{'_' + args.tag if args.tag else ''}"
-    if model.exists():
-        import shutil
+    if args.reuse and model.exists():
+        # Link again with a pipeline an earlier run kept: no build figures this time.
+        build_s = build_rss = None
+        log(f"N={n or 'source'}: reusing {model}")
+    else:
+        if model.exists():
+            import shutil
 
-        shutil.rmtree(model)
-    log(f"N={n or 'source'}: init-linker")
-    extra = []
-    if args.encoder:
-        extra = ["--encoder", str(args.encoder)]
-    if args.index:
-        extra += ["--components.bio_linker.index.@misc", args.index]
-    build_s, build_rss, _ = timed([sys.executable, "-m", "spacy_biolink", "init-linker",
-                                   str(model), "--dictionary", str(dictionary)] + extra)
-    log(f"N={n or 'source'}: build {build_s:.0f} s, peak RSS {build_rss:.0f} MB")
+            shutil.rmtree(model)
+        log(f"N={n or 'source'}: init-linker")
+        extra = []
+        if args.encoder:
+            extra = ["--encoder", str(args.encoder)]
+        if args.index:
+            extra += ["--components.bio_linker.index.@misc", args.index]
+        build_s, build_rss, _ = timed([sys.executable, "-m", "spacy_biolink", "init-linker",
+                                       str(model), "--dictionary", str(dictionary)] + extra)
+        log(f"N={n or 'source'}: build {build_s:.0f} s, peak RSS {build_rss:.0f} MB")
     runs = []
     for threads in args.threads or [0]:
         _, _, out = timed([sys.executable, "-c", CHILD, str(model), str(args.corpus),
@@ -186,11 +191,15 @@ def run_size(n: int, args) -> list:
                    date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         log(f"N={n or 'source'}: {json.dumps(res)}")
         runs.append(res)
-    if not args.keep:
+    if not args.keep and not args.reuse:
         import shutil
 
         shutil.rmtree(model, ignore_errors=True)
     return runs
+
+
+def _or_dash(value, form: str, divide: float = 1) -> str:
+    return "-" if value is None else form.format(value / divide)
 
 
 def table(results) -> str:
@@ -203,8 +212,8 @@ def table(results) -> str:
         exact = f"{r['exact_q_per_s']:.0f}" if r.get("exact_q_per_s") else "-"
         encoder = "TF-IDF" if r.get("encoder", "tfidf") == "tfidf" else Path(r["encoder"]).name
         rows.append(f"| {r['n_names']:,} | {encoder} | {kind} | {r.get('threads', 1)} | "
-                    f"{r['build_s']:.0f} | "
-                    f"{r['build_peak_rss_mb'] / 1024:.2f} | {r['disk_mb']:.0f} | "
+                    f"{_or_dash(r['build_s'], '{:.0f}')} | "
+                    f"{_or_dash(r['build_peak_rss_mb'], '{:.2f}', 1024)} | {r['disk_mb']:.0f} | "
                     f"{r['load_s']:.2f} ({r.get('reload_s', float('nan')):.2f}) | {r['rss_load_mb']:.0f} "
                     f"({r.get('rss_reload_mb', float('nan')):.0f}) | "
                     f"{r['rss_after_load_mb']:.0f} | {r['mentions_per_s']:.0f} | "
@@ -224,6 +233,9 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--keep", action="store_true", help="keep the saved pipelines")
+    p.add_argument("--reuse", action="store_true",
+                   help="link with the pipelines an earlier --keep run saved (no build; "
+                        "kept afterwards)")
     p.add_argument("--encoder", type=Path,
                    help="a trained encoder directory (init-linker --encoder), e.g. a DAN")
     p.add_argument("--index", help="the index's registered name, e.g. "
