@@ -79,7 +79,7 @@ for _ in range(repeats):
     list(nlp.pipe(fresh, batch_size=128))
     dt = time.perf_counter() - t
     best = dt if best is None else min(best, dt)
-res = {"threads": threads or 1, "load_s": load_s, "reload_s": reload_s, "rss_reload_mb": rss_reload_mb, "rss_load_mb": after_load - base, "rss_after_load_mb": after_load,
+res = {"threads": threads, "index_threads": getattr(linker.index, "n_threads", 1), "load_s": load_s, "reload_s": reload_s, "rss_reload_mb": rss_reload_mb, "rss_load_mb": after_load - base, "rss_after_load_mb": after_load,
        "mentions": n_mentions, "mentions_per_s": n_mentions / best,
        "index": type(linker.index).__name__, "n_names": linker.index.n_vectors,
        "prunes": bool(getattr(linker.index, "prunes", False))}
@@ -202,6 +202,13 @@ def _or_dash(value, form: str, divide: float = 1) -> str:
     return "-" if value is None else form.format(value / divide)
 
 
+def _threads(r) -> str:
+    # --threads 0 keeps the pipeline's own n_threads (0 in the config: one per core).
+    if r.get("threads") == 0 and "index_threads" in r:
+        return f"config ({r['index_threads']})"
+    return str(r.get("threads", 1))
+
+
 def table(results) -> str:
     rows = ["| names | encoder | index | threads | build s | build peak RSS GB | disk MB | load s (again) | RSS "
             "growth on load MB (again) | RSS after load MB | mentions/s | search q/s (exact q/s) | "
@@ -211,7 +218,7 @@ def table(results) -> str:
         kind = r["index"] + (" (pruned)" if r["prunes"] else f" ({r.get('index_kind') or 'exact'})")
         exact = f"{r['exact_q_per_s']:.0f}" if r.get("exact_q_per_s") else "-"
         encoder = "TF-IDF" if r.get("encoder", "tfidf") == "tfidf" else Path(r["encoder"]).name
-        rows.append(f"| {r['n_names']:,} | {encoder} | {kind} | {r.get('threads', 1)} | "
+        rows.append(f"| {r['n_names']:,} | {encoder} | {kind} | {_threads(r)} | "
                     f"{_or_dash(r['build_s'], '{:.0f}')} | "
                     f"{_or_dash(r['build_peak_rss_mb'], '{:.2f}', 1024)} | {r['disk_mb']:.0f} | "
                     f"{r['load_s']:.2f} ({r.get('reload_s', float('nan')):.2f}) | {r['rss_load_mb']:.0f} "
@@ -243,7 +250,8 @@ def main(argv=None) -> int:
     p.add_argument("--tag", default="", help="suffix of the saved pipelines' directories")
     p.add_argument("--threads", type=int, nargs="+",
                    help="link once per value with the index's n_threads set at spacy.load "
-                        "(indexes with that setting: AutoSparseIndex.v3, WordSparseIndex.v1)")
+                        "(indexes with that setting: AutoSparseIndex.v3, WordSparseIndex.v1); "
+                        "0 keeps the saved config's (the default config's 0: one per core)")
     args = p.parse_args(argv)
     for path in (args.source, args.corpus):
         if not path.exists():
