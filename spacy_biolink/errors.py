@@ -178,8 +178,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "the cosine with the query a name's word needs for the name to be read as a "
             "candidate (lower reads more names: slower, closer to exact).")
     E223 = ("spacy-biolink.{index}: n_threads = {value!r} must be a whole number >= 0 (the "
-            "threads one batch of queries is split over; 0 = one per core; under "
-            "nlp.pipe(n_process=N) use 1).")
+            "threads one batch of queries is split over; 0 = one per core, one in a worker "
+            "process).")
 
     # Corpora
     E301 = ("{path}:{line}: malformed PubTator line: {reason}. The line was: {text!r}. "

@@ -81,8 +81,8 @@ def build_word_sparse_index(word_threshold: float = WORD_THRESHOLD,
     """Sparse search whose candidates are the names holding a word within word_threshold
     cosine of the query, `candidates` of them rescored exactly (index/word_index.py); for
     rows of a plain char_wb TF-IDF encoder, else PrunedSparseIndex.v2's search (coverage).
-    n_threads: threads a batch of queries is split over (0: one per core; the kernels
-    release the GIL; set 1 where processes already take every core, as nlp.pipe(n_process))."""
+    n_threads: threads a batch of queries is split over (0: one per core, one in a child
+    process such as nlp.pipe(n_process)'s workers; the kernels release the GIL)."""
     return WordSparseIndex(word_threshold=word_threshold, candidates=candidates,
                            coverage=coverage, chunk_size=chunk_size, n_threads=n_threads)
 

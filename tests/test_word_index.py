@@ -2,6 +2,8 @@
 char_wb TF-IDF score over words is exact, the search finds the exact top 10, it saves and
 memory-maps its word postings, it falls back on n-gram candidates where the rows are not
 sums over words, and bio_linker uses it by default past min_names."""
+import multiprocessing
+
 import numpy
 import pytest
 import spacy
@@ -12,6 +14,7 @@ from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation.search_recall import tie_aware_recall
 from spacy_biolink.index import (BlockedPrunedSparseIndex, SparseIndex, WordAutoSparseIndex,
                                  WordSparseIndex)
+from spacy_biolink.index.word_index import usable_cores
 from spacy_biolink.index.word_postings import WordPostings
 
 from .conftest import doc_with_ents, make_linker_nlp
@@ -162,8 +165,18 @@ def test_threads_give_the_same_results_and_bad_counts_are_refused(data):
     for value in (-1, 1.5, "2", True):
         with pytest.raises(BioLinkError, match="E223"):
             WordAutoSparseIndex(n_threads=value)
-    # 0, the default, is one thread per core this process may use.
-    assert WordAutoSparseIndex().n_threads == WordAutoSparseIndex(n_threads=0).n_threads >= 1
+    # 0, the default, is one thread per core this process may use, and one in a child
+    # process (nlp.pipe(n_process=N)), where the siblings already take the cores.
+    assert WordAutoSparseIndex().n_threads == WordAutoSparseIndex(n_threads=0).n_threads == \
+        usable_cores()
+    assert WordAutoSparseIndex(n_threads=3).n_threads == 3
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_threads_in_child, (WordAutoSparseIndex(),)) == 1
+        assert pool.apply(_threads_in_child, (WordAutoSparseIndex(n_threads=2),)) == 2
+
+
+def _threads_in_child(index) -> int:
+    return index.n_threads
 
 
 def test_small_shares_are_not_posted_but_every_name_keeps_one(data):

@@ -11,9 +11,11 @@ partial score and rescores them exactly, as the pruned search does. Word posting
 only for a plain char_wb TF-IDF encoder (the default) at the name level; for any other
 rows the search is PrunedSparseIndex.v2's. BENCHMARKS.md has the measured recall against
 the exact search and the speed. Batches of queries are split over `n_threads` threads
-(0, the default: one per core; the kernels release the GIL).
+(0, the default: one per core, or one in a child process such as
+nlp.pipe(n_process=N)'s workers; the kernels release the GIL).
 """
 import logging
+import multiprocessing
 import os
 from typing import Iterable, Optional, Tuple
 
@@ -39,11 +41,21 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def search_threads(n_threads: int) -> int:
+    """The threads a search splits its queries over for the config value `n_threads`:
+    itself where > 0; for 0, one per core in a main process and 1 in a child process
+    (`nlp.pipe(n_process=N)`, a multiprocessing pool), whose siblings already take the
+    cores. Resolved at each search, so a pipeline forked into workers follows the rule."""
+    if n_threads:
+        return n_threads
+    return 1 if multiprocessing.parent_process() is not None else usable_cores()
+
+
 class _WordCandidates:
     """Finds the pruned search's candidates from word postings once `add_words` has built
     them; until then (or for rows that are not sums over words) as PrunedSparseIndex.v2."""
 
-    n_threads: int
+    _n_threads: int = 0
     chunk_size: int
     n_vectors: int
     rows: Optional[sparse.csr_matrix]
@@ -51,11 +63,16 @@ class _WordCandidates:
     words: Optional[WordPostings] = None
     _word_postings_cache: Optional[tuple] = None
 
-    def _check_threads(self, value) -> int:
-        """The thread count n_threads asks for: 0 is one per core this process may use."""
+    @property
+    def n_threads(self) -> int:
+        """Threads a batch of queries is split over now (see search_threads)."""
+        return search_threads(self._n_threads)
+
+    @n_threads.setter
+    def n_threads(self, value) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise BioLinkError(Errors.E223.format(index=self._registered_name(), value=value))
-        return value or usable_cores()
+        self._n_threads = value
 
     def _check_word_threshold(self, value) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
@@ -90,7 +107,7 @@ class _WordCandidates:
         return block_kernels.blocked_candidates(
             word_queries.indptr, word_queries.indices, word_queries.data,
             self._word_postings(), self.n_vectors, depth,
-            n_threads=getattr(self, "n_threads", 1), chunk_size=max(1, int(self.chunk_size)))
+            n_threads=self.n_threads, chunk_size=max(1, int(self.chunk_size)))
 
     def _word_postings(self):
         postings = self.words.postings
@@ -140,7 +157,7 @@ class WordSparseIndex(_WordCandidates, BlockedPrunedSparseIndex):
                  chunk_size: int = 256, n_threads: int = 0):
         super().__init__(coverage=coverage, candidates=candidates, chunk_size=chunk_size)
         self.word_threshold = self._check_word_threshold(word_threshold)
-        self.n_threads = self._check_threads(n_threads)
+        self.n_threads = n_threads
 
 
 class WordAutoSparseIndex(_WordCandidates, BlockedAutoSparseIndex):
@@ -156,4 +173,4 @@ class WordAutoSparseIndex(_WordCandidates, BlockedAutoSparseIndex):
         super().__init__(min_names=min_names, coverage=coverage, candidates=candidates,
                          chunk_size=chunk_size)
         self.word_threshold = self._check_word_threshold(word_threshold)
-        self.n_threads = self._check_threads(n_threads)
+        self.n_threads = n_threads
