@@ -82,6 +82,8 @@ def load_pipeline_config(config_path: Optional[PathLike] = None,
 
 
 INDEX_PREFIX = "components.bio_linker.index."
+# The index block the trainers write into a dense encoder's encoder.cfg.
+TRAINED_FLAT_INDEX = {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "flat"}
 
 
 def _index_block(base: Dict, overrides: Optional[Dict]) -> Dict:
@@ -162,6 +164,13 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         linker["encoder"] = model_config
         if encoder_index is not None:
             index_config = encoder_index
+        if encoder_index is not None and dict(encoder_index) == TRAINED_FLAT_INDEX and \
+                not any(key.startswith(INDEX_PREFIX) for key in overrides or {}):
+            # The exact index the trainers save searches every name (8 queries/s at 8M
+            # names, BENCHMARKS.md): AutoFaissIndex.v1 is that same flat search below
+            # 1,000,000 names and IVF-SQ8 above. An index setting of the caller's keeps
+            # the encoder's own block (index.kind = "hnsw" applies to it).
+            index_config = {"@misc": "spacy-biolink.AutoFaissIndex.v1"}
         # Query with the folding the encoder was trained on, unless told otherwise.
         prefix = "components.bio_linker.normalizer."
         for key, value in read_encoder_normalizer(encoder).items():

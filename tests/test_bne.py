@@ -155,7 +155,9 @@ def test_cli_train_init_linker_load_and_link(files, tmp_path):
             "--encoder", out, "--augment", files["corpus"])
     config = spacy.util.load_config(tmp_path / "pipeline" / "config.cfg")
     assert config["components"]["bio_linker"]["encoder"]["@architectures"] == "spacy-biolink.BneEncoder.v1"
-    assert config["components"]["bio_linker"]["index"]["@misc"] == "spacy-biolink.FaissIndex.v1"
+    # The encoder's flat index becomes AutoFaissIndex.v1 (flat below 1M names): the
+    # in-memory linker below uses the flat FaissIndex.v1 and must agree.
+    assert config["components"]["bio_linker"]["index"]["@misc"] == "spacy-biolink.AutoFaissIndex.v1"
     # Queried with the folding the trainer used, not the TF-IDF linker's extra folding.
     normalizer = config["components"]["bio_linker"]["normalizer"]
     assert not normalizer["spelling_variants"] and not normalizer["strip_plurals"]

@@ -104,9 +104,20 @@ def test_init_linker_with_encoder_links_and_reloads(trained, tmp_path):
     work, _ = trained
     with pytest.warns(UserWarning, match="W001"):
         nlp = init_linker(tmp_path / "nlp", work / "medic.txt", encoder=work / "out")
-    assert nlp.get_pipe("bio_linker").index.__class__.__name__ == "FaissIndex"
+    # The encoder's flat index becomes AutoFaissIndex.v1: still flat at this size, and
+    # the same results as the flat index the encoder was saved with.
+    index = nlp.get_pipe("bio_linker").index
+    assert index.__class__.__name__ == "AutoFaissIndex" and index.kind == "flat"
+    assert nlp.config["components"]["bio_linker"]["index"]["@misc"] == \
+        "spacy-biolink.AutoFaissIndex.v1"
     doc = nlp(doc_with_ents(nlp, "Patients with type 2 diabetes.", ["type 2 diabetes"]))
     assert doc.ents[0].kb_id_ == "D003924"
+    with pytest.warns(UserWarning, match="W001"):
+        flat = init_linker(None, work / "medic.txt", encoder=work / "out",
+                           overrides={"components.bio_linker.index.kind": "flat"})
+    assert flat.get_pipe("bio_linker").index.__class__.__name__ == "FaissIndex"
+    same = flat(doc_with_ents(flat, "Patients with type 2 diabetes.", ["type 2 diabetes"]))
+    assert same.ents[0]._.kb_ents == doc.ents[0]._.kb_ents
     reloaded = spacy.load(tmp_path / "nlp")
     again = reloaded(doc_with_ents(reloaded, "Patients with type 2 diabetes.", ["type 2 diabetes"]))
     assert again.ents[0]._.kb_ents == doc.ents[0]._.kb_ents
