@@ -475,23 +475,13 @@ class BioLinker(Pipe):
             k = max(k, self.reranker.k)
         texts = self.resolved_texts(mentions)
         parts = [self.composite_parts(text) for text in texts]
-        # Mentions whose label type_filter restricts are searched apart, per label.
-        groups = [m.label if m.label in self.type_filter else None for m in mentions]
+        groups = [self.filter_group(m.label) for m in mentions]
         keys_by_group: Dict[Optional[str], set] = {}
         for group, text, mention_parts in zip(groups, texts, parts):
             keys = keys_by_group.setdefault(group, set())
             keys.add(self.query_key(text))
             keys.update(self.query_key(p) for p in mention_parts)
-        results: Dict[Tuple[Optional[str], str], Candidates] = {}
-        for group, keys in keys_by_group.items():
-            found = self.link_texts(sorted(key for key in keys if key), k, label=group)
-            if self.verifier is not None:
-                queries = list(found)
-                verified = self.verifier.verify(self.dictionary, queries,
-                                                [found[q] for q in queries],
-                                                self.normalizer.mention)
-                found = dict(zip(queries, verified))
-            results.update(((group, key), candidates) for key, candidates in found.items())
+        results = self.link_and_verify(keys_by_group, k)
 
         def linked(text: str, group: Optional[str]) -> Tuple[str, Candidates]:
             key = self.query_key(text)
@@ -514,6 +504,28 @@ class BioLinker(Pipe):
 
             out = rerank_mention_links(self, self.reranker, mentions, out)
         return out
+
+    def filter_group(self, label: Optional[str]) -> Optional[str]:
+        """The label its mentions are searched under: itself where type_filter restricts
+        it, None (every concept) otherwise."""
+        return label if label in self.type_filter else None
+
+    def link_and_verify(self, keys_by_group: Dict[Optional[str], Iterable[str]], k: int
+                        ) -> Dict[Tuple[Optional[str], str], Candidates]:
+        """The k best concepts of each query key, searched per filter_group (mentions whose
+        label type_filter restricts apart), then checked by the verifier when there is
+        one: what linking and `evaluate` both read, keyed by (group, key)."""
+        results: Dict[Tuple[Optional[str], str], Candidates] = {}
+        for group, keys in keys_by_group.items():
+            found = self.link_texts(sorted(key for key in keys if key), k, label=group)
+            if self.verifier is not None:
+                queries = list(found)
+                verified = self.verifier.verify(self.dictionary, queries,
+                                                [found[q] for q in queries],
+                                                self.normalizer.mention)
+                found = dict(zip(queries, verified))
+            results.update(((group, key), candidates) for key, candidates in found.items())
+        return results
 
     def resolved_texts(self, mentions: Sequence[Mention]) -> List[str]:
         """Mention texts with whitespace collapsed and, if configured, the abbreviations

@@ -232,7 +232,6 @@ def test_verifier_bytes_round_trip(trained_verifier):
 
 
 def test_bio_linker_verifier_stage(tiny_dictionary, trained_verifier, tmp_path):
-    """Runs once component.py has the `verifier` stage (BioLinker.verifier)."""
     import spacy
     from spacy.tokens import Span
 
@@ -240,8 +239,6 @@ def test_bio_linker_verifier_stage(tiny_dictionary, trained_verifier, tmp_path):
 
     nlp = make_linker_nlp(tiny_dictionary)
     linker = nlp.get_pipe("bio_linker")
-    if not hasattr(linker, "verifier"):
-        pytest.skip("bio_linker has no verifier stage yet")
     doc = nlp.make_doc("Breast cancer and type 2 diabetes")
     doc.ents = [Span(doc, 0, 2, "Disease"), Span(doc, 3, 6, "Disease")]
     best_name_of = best_name_finder(tiny_dictionary, linker.normalizer.mention)
@@ -257,6 +254,33 @@ def test_bio_linker_verifier_stage(tiny_dictionary, trained_verifier, tmp_path):
     nlp.to_disk(tmp_path / "pipe")
     loaded = spacy.load(tmp_path / "pipe").get_pipe("bio_linker")
     assert loaded.verifier is not None and loaded.verifier.mode == "next"
+
+
+def test_evaluate_counts_what_the_verifier_rejects_as_linking_does(tiny_dictionary, tmp_path):
+    from spacy_biolink.evaluation import evaluate_gold_mentions
+    from tests.conftest import doc_with_ents, make_linker_nlp
+
+    corpus = tmp_path / "test.txt"
+    corpus.write_text(
+        "7|t|Breast cancer and type 2 diabetes.\n"
+        "7\t0\t13\tBreast cancer\tDisease\tD001943\n"
+        "7\t18\t33\ttype 2 diabetes\tDisease\tD003924\n"
+        "\n", encoding="utf8")
+    nlp = make_linker_nlp(tiny_dictionary)
+    linker = nlp.get_pipe("bio_linker")
+    assert evaluate_gold_mentions(nlp, corpus)["acc@1"] == 1.0
+    best_name_of = best_name_finder(tiny_dictionary, linker.normalizer.mention)
+    query = linker.query_key("type 2 diabetes")
+    t2 = tiny_dictionary.concept_index("D003924")
+    # Only type 2 diabetes passes: breast cancer's right answer is rejected, in either mode.
+    table = {(query, best_name_of(t2, query)): 0.9}
+    for mode in ("nil", "next"):
+        linker.verifier = CandidateVerifier(_LookupModel(table), 0.5, mode)
+        result = evaluate_gold_mentions(nlp, corpus)
+        assert result["acc@1"] == result["acc@5"] == 0.5
+        doc = nlp(doc_with_ents(nlp, "Breast cancer and type 2 diabetes.",
+                                ["Breast cancer", "type 2 diabetes"]))
+        assert [e.kb_id_ for e in doc.ents] == ["NIL", "D003924"]
 
 
 # Corpus pairs and NIL rules (issue 6) ------------------------------------

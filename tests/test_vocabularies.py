@@ -292,6 +292,23 @@ def test_type_filter_applies_before_top_k(tmp_path):
         assert link(none, "heart attack", "Disease")[0] == "NIL"
 
 
+def test_evaluate_filters_each_mention_type_as_linking_does(tmp_path):
+    from spacy_biolink.evaluation import evaluate_gold_mentions
+
+    concepts = [Concept([f"C{i:07d}"], [f"heart attack {i}"], type="T033") for i in range(30)]
+    concepts.append(Concept(["C0027051"], ["myocardial infarction heart attack"], type="T047"))
+    nlp = make_linker_nlp(ConceptDictionary.from_concepts(concepts), k=1, threshold=0.0,
+                          type_filter={"Disease": ["T047"]})
+    corpus = tmp_path / "test.txt"
+    corpus.write_text("7|t|A heart attack. A heart attack.\n"
+                      "7\t2\t14\theart attack\tDisease\tC0027051\n"
+                      "7\t18\t30\theart attack\tFinding\tC0027051\n\n", encoding="utf8")
+    result = evaluate_gold_mentions(nlp, corpus)
+    # The Disease mention searches T047 concepts only; the Finding one every concept.
+    assert result["by_type"]["Disease"]["lenient acc@1"] == 1.0
+    assert result["by_type"]["Finding"]["lenient acc@1"] == 0.0
+
+
 def test_saved_pipeline_without_the_new_keys_still_loads(tmp_path):
     d = ConceptDictionary.from_concepts([Concept(["OMIM:125853", "D003924"], ["type 2 diabetes"])])
     nlp = make_linker_nlp(d)

@@ -4,7 +4,10 @@ The protocol every encoder is judged with (SEEDS.md, "Shared evaluation protocol
 
 - Every gold mention with an id is a query; duplicates are kept. Mentions are skipped,
   and counted, when they have no id (`-1`) or when none of their ids is in the dictionary.
-- Mentions go through the linker's own preprocessing (abbreviations, normalization).
+- Mentions go through the linker's own preprocessing (abbreviations, normalization)
+  and stages, as in linking: type_filter (the mention's type as its label), the
+  score threshold, the verifier (a rejected candidate is not an answer) and the
+  reranker.
 - A composite mention (`D1|D2`) is split as BioSyn does: when the linker splits
   composites and the text splits into one part per id, each part is a query and the
   mention is right at k only if every part is; otherwise it is kept whole.
@@ -113,9 +116,13 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
                     query.where = {"pmid": pubtator_doc.pmid, "line": m.line, "text": m.text,
                                    "start": m.start, "end": m.end, "gold": m.raw_ids}
                 queries.append(query)
-        keys = {linker.query_key(t) for q in queries for t in q.texts}
-        results = linker.link_texts(sorted(key for key in keys if key), depth)
-        per_part = [[results.get(linker.query_key(t), []) for t in q.texts] for q in queries]
+        # As linking does: each mention type searched under its type_filter, then verified.
+        keys_by_group: Dict[Optional[str], Set[str]] = defaultdict(set)
+        for q in queries:
+            keys_by_group[linker.filter_group(q.type)].update(linker.query_key(t) for t in q.texts)
+        results = linker.link_and_verify(keys_by_group, depth)
+        per_part = [[results.get((linker.filter_group(q.type), linker.query_key(t)), [])
+                     for t in q.texts] for q in queries]
         if reranker is not None:
             per_part = _reranked(linker, reranker, queries, per_part)
         for query, part_candidates in zip(queries, per_part):
