@@ -31,7 +31,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    from spacy_biolink.component import Mention
+    from spacy_biolink.linking import Mention
     from spacy_biolink.corpora.pubtator import read_pubtator
     from spacy_biolink.evaluation.gold_mentions import find_linker
     from spacy_biolink.pipeline import load_linker_pipeline

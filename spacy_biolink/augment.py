@@ -67,7 +67,7 @@ def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], 
 
     This is both the augmentation and the training data of the trainable encoders.
     """
-    from .component import Mention
+    from .linking import Mention
 
     stats = AugmentStats()
     pairs: List[Tuple[str, str]] = []

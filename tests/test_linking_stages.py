@@ -286,3 +286,30 @@ def test_evaluate_writes_the_mentions_it_got_wrong(stages_dictionary, tmp_path):
     wrong = errors[0]
     assert (wrong["pmid"], wrong["text"], wrong["gold"]) == ("7", "juvenile diabetes", "D003924")
     assert wrong["parts"][0]["top"][0]["ids"] == ["D003922"]
+
+
+def test_linking_policy_links_without_a_pipe_as_the_pipe_does(stages_dictionary, stages_nlp):
+    # The policy is a plain object: an encoder and an index, names encoded and searched,
+    # no spaCy pipeline. It must answer exactly as bio_linker does, composites included.
+    from spacy.util import registry
+
+    from spacy_biolink.linking import LinkingPolicy, Mention
+
+    # Built from the pipe's own [components.bio_linker] blocks, so the two differ only in
+    # what is around them.
+    block = stages_nlp.config["components"]["bio_linker"]
+    resolved = registry.resolve({part: block[part] for part in ("encoder", "index", "normalizer")})
+    encoder = resolved["encoder"]
+    policy = LinkingPolicy(encoder, resolved["index"], normalizer=resolved["normalizer"])
+    assert not policy.is_initialized
+    names = [policy.normalizer.name(n) for n in stages_dictionary.names]
+    encoder.initialize(X=names)
+    policy._build_search(stages_dictionary, policy.encode(names))
+    assert policy.is_initialized
+
+    text = "Risk of breast and ovarian cancer (BOC) and of hereditary breast and ovarian cancer."
+    doc = doc_with_ents(stages_nlp, text, ["breast and ovarian cancer",
+                                           "hereditary breast and ovarian cancer"])
+    links = policy.predict_mentions([Mention.from_span(e) for e in doc.ents])
+    assert [policy.annotations(m)[0] for m in links] == ["D001943|D010051", "C538341"]
+    assert links == stages_nlp.get_pipe("bio_linker").predict([doc])[0]

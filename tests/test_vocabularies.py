@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from spacy_biolink import ConceptDictionary, load_dictionary
 from spacy_biolink.cli import app
-from spacy_biolink.component import _check_id_preference, _check_type_filter
+from spacy_biolink.linking import _check_id_preference, _check_type_filter
 from spacy_biolink.dictionary import Concept
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.ids import namespace_of, normalize_xref

@@ -28,11 +28,12 @@ from spacy.language import Language
 from spacy.util import minibatch
 from tqdm import tqdm
 
-from ..component import BioLinker, Mention
+from ..component import BioLinker
 from ..corpora.pubtator import read_pubtator
 from ..errors import BioLinkError, Errors
 from ..ids import split_gold_id_parts
 from ..index.concepts import Candidates
+from ..linking import LinkingPolicy, Mention
 from ..util import PathLike
 
 RULES = ("strict", "lenient")
@@ -175,7 +176,7 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
     return result
 
 
-def _reranked(linker: BioLinker, reranker, queries: List[_Query],
+def _reranked(linker: LinkingPolicy, reranker, queries: List[_Query],
               per_part: List[List[Candidates]]) -> List[List[Candidates]]:
     """Every query part's candidates reranked in its mention's context, in one call."""
     from ..rerank import RerankItem, rerank_links
@@ -187,7 +188,7 @@ def _reranked(linker: BioLinker, reranker, queries: List[_Query],
     return [[next(reranked) for _ in parts] for parts in per_part]
 
 
-def _make_query(linker: BioLinker, mention_type: str, text: str, id_parts: List[List[str]],
+def _make_query(linker: LinkingPolicy, mention_type: str, text: str, id_parts: List[List[str]],
                 all_ids: Set[str], composites: Counter) -> _Query:
     if len(id_parts) > 1:
         composites["n"] += 1
@@ -199,7 +200,7 @@ def _make_query(linker: BioLinker, mention_type: str, text: str, id_parts: List[
     return _Query(mention_type, [text], [all_ids], all_ids)
 
 
-def _error_record(linker: BioLinker, query: _Query, results: Dict[str, Candidates],
+def _error_record(linker: LinkingPolicy, query: _Query, results: Dict[str, Candidates],
                   rank: Optional[int]) -> Dict:
     dictionary = linker.dictionary
     parts = []
@@ -212,7 +213,7 @@ def _error_record(linker: BioLinker, query: _Query, results: Dict[str, Candidate
     return {**(query.where or {}), "type": query.type, "lenient_rank": rank, "parts": parts}
 
 
-def _ranked_ids(linker: BioLinker, candidates: Candidates) -> List[Set[str]]:
+def _ranked_ids(linker: LinkingPolicy, candidates: Candidates) -> List[Set[str]]:
     threshold = linker.cfg["threshold"]
     return [set(linker.dictionary.ids_of(c)) for c, score in candidates if score >= threshold]
 

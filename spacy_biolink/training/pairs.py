@@ -289,7 +289,7 @@ def link_corpus_mentions(nlp, full: ConceptDictionary, corpus: PathLike, *,
     Mentions of `dropped` concepts (indices into `full`) and composites (`|` ids) are
     left out and counted in .skipped.
     """
-    from ..component import Mention
+    from ..linking import Mention
     from ..corpora.pubtator import read_pubtator
     from ..ids import split_gold_id_parts
     from ..verify import best_name_finder

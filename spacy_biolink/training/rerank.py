@@ -254,7 +254,7 @@ def corpus_items(nlp, linker, corpus, k: int, *, add_gold: bool = False, limit: 
     `corpus` with one gold concept part known to the dictionary; `limit` > 0 keeps a
     seeded random `limit` of them. add_gold puts a missed gold concept in place of the
     k-th candidate (with that candidate's score)."""
-    from ..component import Mention
+    from ..linking import Mention
     from ..corpora.pubtator import read_pubtator
     from ..ids import split_gold_id_parts
 
