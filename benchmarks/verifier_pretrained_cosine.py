@@ -16,7 +16,6 @@ import json
 import time
 from pathlib import Path
 
-import numpy
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -39,7 +38,7 @@ def main() -> None:
     from spacy_biolink.encoders.siamese import tfidf_cosines
     from spacy_biolink.encoders.tfidf import CharNgramTfidf
     from spacy_biolink.encoders.transformer import build_for_training, embed
-    from spacy_biolink.evaluation.pair_scores import roc_auc
+    from spacy_biolink.evaluation.pair_scores import auc_by_negative_kind
     from spacy_biolink.files import read_json
     from spacy_biolink.training.pairs import dictionary_pairs
 
@@ -66,14 +65,9 @@ def main() -> None:
         right = vectors[[row[b] for _, b in pair_set.pairs]]
         scorers = {"pretrained_cosine": (left * right).sum(axis=1),
                    "tfidf_cosine": tfidf_cosines(vectorizer, pair_set.pairs)}
-        labels = numpy.asarray(pair_set.labels)
-        kinds = numpy.asarray(pair_set.kinds)
-        out = {"pairs": len(labels), "names": len(names), "encode_seconds": round(seconds, 1)}
+        out = {"pairs": len(pair_set), "names": len(names), "encode_seconds": round(seconds, 1)}
         for scorer, scores in scorers.items():
-            out[scorer] = {"auc": roc_auc(labels, scores)}
-            for kind in sorted(set(pair_set.kinds) - {"positive"}):
-                keep = (kinds == kind) | (kinds == "positive")
-                out[scorer][f"auc_{kind}"] = roc_auc(labels[keep], scores[keep])
+            out[scorer] = auc_by_negative_kind(pair_set.labels, pair_set.kinds, scores)
         result["splits"][split] = out
 
     print("| split | scorer | AUC | " + " | ".join(

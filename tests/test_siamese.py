@@ -8,7 +8,8 @@ from typer.testing import CliRunner
 
 from spacy_biolink import load_dictionary
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.evaluation.pair_scores import (best_f1_threshold, pair_scores, roc_auc)
+from spacy_biolink.evaluation.pair_scores import (auc_by_negative_kind, best_f1_threshold,
+                                                  pair_scores, roc_auc)
 from spacy_biolink.training.pairs import (NEGATIVE_KINDS, concept_names_by_split,
                                           dictionary_pairs, split_concepts)
 from spacy_biolink.verify import CandidateVerifier, best_name_finder, verify_links
@@ -177,6 +178,16 @@ def test_threshold_is_dev_max_f1():
     assert pair_scores(labels, probs, threshold)["f1"] == pytest.approx(f1)
     assert pair_scores(labels, probs, 0.5)["f1"] == pytest.approx(0.8)
     assert roc_auc([1, 0], [0.9, 0.1]) == 1.0 and roc_auc([1, 0], [0.1, 0.9]) == 0.0
+
+
+def test_auc_by_negative_kind_scores_each_kind_against_the_positives():
+    # The "jaccard" negative outscores one positive, the random ones score below both.
+    labels = [1, 1, 0, 0, 0]
+    kinds = ["positive", "positive", "jaccard", "random", "random"]
+    scores = [0.9, 0.5, 0.6, 0.1, 0.2]
+    found = auc_by_negative_kind(labels, kinds, scores)
+    assert found == {"auc": pytest.approx(5 / 6), "auc_jaccard": pytest.approx(0.5),
+                     "auc_random": 1.0}
 
 
 class _LookupModel:

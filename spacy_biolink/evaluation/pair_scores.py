@@ -39,6 +39,19 @@ def roc_auc(labels: Sequence[float], probs: Sequence[float]) -> float:
     return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
+def auc_by_negative_kind(labels: Sequence[float], kinds: Sequence[str],
+                         scores: Sequence[float]) -> Dict[str, float]:
+    """ROC AUC of `scores` over all pairs ("auc") and, for each kind of negative pair
+    (make_pairs' "jaccard", "similar", "random"), over the positives and that kind alone
+    ("auc_KIND")."""
+    labels, kinds, scores = numpy.asarray(labels), numpy.asarray(kinds), numpy.asarray(scores)
+    out = {"auc": roc_auc(labels, scores)}
+    for kind in sorted(set(kinds.tolist()) - {"positive"}):
+        keep = (kinds == kind) | (kinds == "positive")
+        out[f"auc_{kind}"] = roc_auc(labels[keep], scores[keep])
+    return out
+
+
 def best_f1_threshold(labels: Sequence[float], probs: Sequence[float]) -> Tuple[float, float]:
     """(threshold, F1) maximising F1 over every distinct probability as the cut-off;
     the threshold is the midpoint to the next lower probability, so scores between the
