@@ -186,6 +186,8 @@ class LinkingPolicy:
             self._allowed[label] = mask
         return mask
 
+    # Set-up ----------------------------------------------------------------
+
     @property
     def is_initialized(self) -> bool:
         """True once a dictionary is loaded and the index built, i.e. the linker can link."""
@@ -231,6 +233,51 @@ class LinkingPolicy:
                 sieve = exact_index(name_vectors[data_rows])
         self._adopt(dictionary, where="bio_linker", sieve=sieve)
 
+    def _adopt(self, dictionary: ConceptDictionary, *, where,
+               sieve: Optional[NameIndex] = None) -> None:
+        """Take `dictionary` with the index as it stands, checking that they agree.
+
+        sieve: the exact index over the D names; with a sieve_threshold and none given
+        (a pipeline saved without one), it is rebuilt by encoding the D names.
+        """
+        level = self.cfg["index_level"]
+        searched, _, concept_rows = self._search_plan(dictionary, where=where)
+        if concept_rows is not None:
+            expected = len(concept_rows)
+        else:
+            expected = dictionary.n_concepts if level == "concept" else searched.n_names
+        if self.index.n_vectors != expected:
+            raise BioLinkError(Errors.E104.format(
+                path=where, reason=f"the index holds {self.index.n_vectors} vectors but "
+                                   f"index_sources {self.cfg['index_sources']!r} of the "
+                                   f"dictionary gives {expected} {level}s"))
+        self._sieve = None
+        if self.cfg["sieve_threshold"] is not None:
+            data, _ = dictionary.select_names(SOURCE_DATA)
+            if sieve is None and data.n_names:
+                sieve = exact_index(self.encode([self.normalizer.name(n) for n in data.names]))
+            if sieve is not None and sieve.n_vectors != data.n_names:
+                raise BioLinkError(Errors.E104.format(
+                    path=where, reason=f"the sieve index holds {sieve.n_vectors} vectors but "
+                                       f"the dictionary {data.n_names} D names"))
+            if data.n_names:
+                self._sieve = (data, sieve)
+        prior = None
+        if self.cfg["prior_weight"]:
+            # From the searched names only: with index_sources "O" no corpus count is used.
+            counts = numpy.bincount(searched.name_concepts, weights=searched.name_concept_counts,
+                                    minlength=dictionary.n_concepts)
+            if counts.any():
+                prior = self.cfg["prior_weight"] * numpy.log1p(counts)
+        # Now that the prior's largest boost is known, the threshold's upper bound is too.
+        _check_threshold(self.cfg["threshold"], self.model,
+                         float(prior.max()) if prior is not None else 0.0)
+        self.dictionary = dictionary
+        self._searched, self._concept_rows = searched, concept_rows
+        self._concept_prior = prior
+        self._allowed, self._reported_ids = {}, {}
+        self._cache.clear()
+
     def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
         """Encode texts in batches (sparse rows or a dense float32 array)."""
         batches = range(0, len(texts), batch_size)
@@ -251,6 +298,7 @@ class LinkingPolicy:
         return out if out is not None else sparse.vstack(parts, format="csr")
 
     # Linking ---------------------------------------------------------------
+
     def predict_mentions(self, mentions: Sequence[Mention], k: Optional[int] = None
                          ) -> List[MentionLinks]:
         """Ranked (concept index, score) candidates for each concept each mention names,
@@ -437,50 +485,6 @@ class LinkingPolicy:
         kb_id = "|".join(ents[0][0] if ents else nil_id for _, ents in parts) if best else nil_id
         return kb_id, best, parts
 
-    def _adopt(self, dictionary: ConceptDictionary, *, where,
-               sieve: Optional[NameIndex] = None) -> None:
-        """Take `dictionary` with the index as it stands, checking that they agree.
-
-        sieve: the exact index over the D names; with a sieve_threshold and none given
-        (a pipeline saved without one), it is rebuilt by encoding the D names.
-        """
-        level = self.cfg["index_level"]
-        searched, _, concept_rows = self._search_plan(dictionary, where=where)
-        if concept_rows is not None:
-            expected = len(concept_rows)
-        else:
-            expected = dictionary.n_concepts if level == "concept" else searched.n_names
-        if self.index.n_vectors != expected:
-            raise BioLinkError(Errors.E104.format(
-                path=where, reason=f"the index holds {self.index.n_vectors} vectors but "
-                                   f"index_sources {self.cfg['index_sources']!r} of the "
-                                   f"dictionary gives {expected} {level}s"))
-        self._sieve = None
-        if self.cfg["sieve_threshold"] is not None:
-            data, _ = dictionary.select_names(SOURCE_DATA)
-            if sieve is None and data.n_names:
-                sieve = exact_index(self.encode([self.normalizer.name(n) for n in data.names]))
-            if sieve is not None and sieve.n_vectors != data.n_names:
-                raise BioLinkError(Errors.E104.format(
-                    path=where, reason=f"the sieve index holds {sieve.n_vectors} vectors but "
-                                       f"the dictionary {data.n_names} D names"))
-            if data.n_names:
-                self._sieve = (data, sieve)
-        prior = None
-        if self.cfg["prior_weight"]:
-            # From the searched names only: with index_sources "O" no corpus count is used.
-            counts = numpy.bincount(searched.name_concepts, weights=searched.name_concept_counts,
-                                    minlength=dictionary.n_concepts)
-            if counts.any():
-                prior = self.cfg["prior_weight"] * numpy.log1p(counts)
-        # Now that the prior's largest boost is known, the threshold's upper bound is too.
-        _check_threshold(self.cfg["threshold"], self.model,
-                         float(prior.max()) if prior is not None else 0.0)
-        self.dictionary = dictionary
-        self._searched, self._concept_rows = searched, concept_rows
-        self._concept_prior = prior
-        self._allowed, self._reported_ids = {}, {}
-        self._cache.clear()
 
 def score_range(model: Model) -> Optional[Tuple[float, float]]:
     """The (lowest, highest) score the encoder's similarity can give, from its attrs:
