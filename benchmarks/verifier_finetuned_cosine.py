@@ -49,17 +49,14 @@ def main() -> None:
     from spacy_biolink import load_dictionary
     from spacy_biolink.encoders.torch_wrapper import torch_module
     from spacy_biolink.encoders.transformer import build_for_training, embed
-    from spacy_biolink.evaluation.pair_scores import auc_by_negative_kind
-    from spacy_biolink.files import read_json
+    from spacy_biolink.evaluation.pair_scores import auc_by_negative_kind, saved_verifier_pairs
     from spacy_biolink.training.biosyn import encode_with_grad
-    from spacy_biolink.training.pairs import dictionary_pairs
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     dictionary = load_dictionary(args.dictionary)
-    meta = read_json(args.verifier / "meta.json", "Verifier meta.json", type=dict)
-    pairs = dictionary_pairs(dictionary, seed=meta.get("seed", 0), **meta.get("pair_settings", {}))
+    pairs = saved_verifier_pairs(args.verifier, dictionary)
     config = {"paths": {"backbone": None if args.backbone is None else str(args.backbone)},
               "encoder": {"@architectures": "spacy-biolink.TransformerEncoder.v1",
                           "pooling": "mean", "max_length": 25, "normalize": True}}

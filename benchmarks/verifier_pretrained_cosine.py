@@ -38,15 +38,12 @@ def main() -> None:
     from spacy_biolink.encoders.siamese import tfidf_cosines
     from spacy_biolink.encoders.tfidf import CharNgramTfidf
     from spacy_biolink.encoders.transformer import build_for_training, embed
-    from spacy_biolink.evaluation.pair_scores import auc_by_negative_kind
-    from spacy_biolink.files import read_json
-    from spacy_biolink.training.pairs import dictionary_pairs
+    from spacy_biolink.evaluation.pair_scores import auc_by_negative_kind, saved_verifier_pairs
 
     if args.threads:
         torch.set_num_threads(args.threads)
     dictionary = load_dictionary(args.dictionary)
-    meta = read_json(args.verifier / "meta.json", "Verifier meta.json", type=dict)
-    pairs = dictionary_pairs(dictionary, seed=meta.get("seed", 0), **meta.get("pair_settings", {}))
+    pairs = saved_verifier_pairs(args.verifier, dictionary)
     config = {"paths": {"backbone": None if args.backbone is None else str(args.backbone)},
               "encoder": {"@architectures": "spacy-biolink.TransformerEncoder.v1",
                           "pooling": "mean", "max_length": 25, "normalize": True}}

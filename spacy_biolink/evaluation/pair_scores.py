@@ -82,17 +82,24 @@ def evaluate_pairs(labels: Sequence[float], probs: Sequence[float], thresholds: 
     return out
 
 
+def saved_verifier_pairs(path, dictionary) -> Dict:
+    """The {"train", "dev", "test"} pair sets a trained verifier was made and scored with:
+    the dictionary split again with the seed and pair settings of its meta.json."""
+    from ..files import read_json
+    from ..training.pairs import dictionary_pairs
+
+    meta = read_json(Path(path) / "meta.json", "Verifier meta.json", type=dict)
+    return dictionary_pairs(dictionary, seed=meta.get("seed", 0), **meta.get("pair_settings", {}))
+
+
 def evaluate_saved_verifier(path, dictionary) -> Dict:
     """Rebuild the verifier's held-out pairs (the dictionary split with the seed and pair
     settings in its meta.json) and score them: dev chooses the threshold, test is reported
     at 0.5 and at that threshold, next to the threshold saved at training time."""
-    from ..files import read_json
-    from ..training.pairs import dictionary_pairs
     from ..verify import CandidateVerifier
 
     verifier = CandidateVerifier.from_trained(path)
-    meta = read_json(Path(path) / "meta.json", "Verifier meta.json", type=dict)
-    pairs = dictionary_pairs(dictionary, seed=meta.get("seed", 0), **meta.get("pair_settings", {}))
+    pairs = saved_verifier_pairs(path, dictionary)
     dev_probs = verifier.score_pairs(pairs["dev"].pairs)
     threshold, dev_f1 = best_f1_threshold(pairs["dev"].labels, dev_probs)
     test_probs = verifier.score_pairs(pairs["test"].pairs)
