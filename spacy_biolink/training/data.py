@@ -1,6 +1,6 @@
 """Training data for name encoders: dictionary synonyms and preprocessed corpus mentions."""
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 from ..augment import AugmentStats, gold_name_pairs
 from ..dictionary import ConceptDictionary

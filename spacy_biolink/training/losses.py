@@ -49,7 +49,6 @@ def in_batch_logistic(anchors, targets, labels):
     anchors: (batch, dim); targets: (batch, dim) (synonym encodings, concept vectors g(c)
     or context vectors q(s)); labels: (batch,) concept ids.
     """
-    import torch
     from torch.nn.functional import softplus
 
     logits = anchors @ targets.T

@@ -16,7 +16,7 @@ so a killed run resumes where it stopped, with the same batches.
 """
 import logging
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy
 from tqdm import tqdm
