@@ -10,5 +10,6 @@ from .readers import load_dictionary
 
 __version__ = "0.1.0"
 
-__all__ = ["BioLinker", "LinkingPolicy", "Mention", "make_bio_linker", "Concept", "ConceptDictionary",
-           "install_extensions", "FaissIndex", "SparseIndex", "load_dictionary", "read_pubtator"]
+__all__ = ["BioLinker", "LinkingPolicy", "Mention", "make_bio_linker", "Concept",
+           "ConceptDictionary", "install_extensions", "FaissIndex", "SparseIndex",
+           "load_dictionary", "read_pubtator"]

@@ -180,12 +180,7 @@ class BioLinker(Pipe, LinkingPolicy):
         if shared:
             name, ids = shared[0]
             warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids)))
-        names = [self.normalizer.name(name) for name in dictionary.names]
-        self.model.initialize(X=names)
-        vectors = self.encode(names, progress=True)
-        # 10M names are ~1 GB of Python strings: gone before the index doubles the vectors.
-        del names
-        self._build_search(dictionary, vectors)
+        self.index_names(dictionary, fit_encoder=True)
         if self.cfg["sieve_threshold"] is not None:
             if self._sieve is None:
                 warnings.warn(Warnings.W003)
@@ -214,8 +209,7 @@ class BioLinker(Pipe, LinkingPolicy):
         if not pairs:
             return 0
         dictionary, _ = self.dictionary.with_names(pairs, source="<add_names>")
-        names = [self.normalizer.name(name) for name in dictionary.names]
-        self._build_search(dictionary, self.encode(names, progress=True))
+        self.index_names(dictionary)
         return len(pairs)
 
     # Linking ---------------------------------------------------------------

@@ -62,9 +62,9 @@ class Mention:
 class LinkingPolicy:
     """Links mentions to the concepts of a ConceptDictionary with an encoder and an index.
 
-    Set up with `_build_search(dictionary, name_vectors)` (names encoded with `encode`) or,
-    for an index already built, `_adopt(dictionary, where=...)`; then `predict_mentions`
-    gives each mention's ranked candidates and `annotations` what a span gets from them.
+    Set up with `index_names(dictionary, fit_encoder=True)` or, for an index already built,
+    `_adopt(dictionary, where=...)`; then `predict_mentions` gives each mention's ranked
+    candidates and `annotations` what a span gets from them.
     """
 
     def __init__(self, encoder: Model, index: NameIndex, *, name: str = "bio_linker",
@@ -192,6 +192,18 @@ class LinkingPolicy:
     def is_initialized(self) -> bool:
         """True once a dictionary is loaded and the index built, i.e. the linker can link."""
         return self.dictionary is not None and self.index.is_built
+
+    def index_names(self, dictionary: ConceptDictionary, *, fit_encoder: bool = False) -> None:
+        """Encode the dictionary's names (normalized as mentions are) and build the search
+        over them. fit_encoder: first fit the encoder's statistics on those names (a new
+        linker; not when names are added to a fitted one)."""
+        names = [self.normalizer.name(name) for name in dictionary.names]
+        if fit_encoder:
+            self.model.initialize(X=names)
+        vectors = self.encode(names, progress=True)
+        # 10M names are ~1 GB of Python strings: gone before the index doubles the vectors.
+        del names
+        self._build_search(dictionary, vectors)
 
     def _search_plan(self, dictionary: ConceptDictionary, where="bio_linker"
                      ) -> Tuple[ConceptDictionary, numpy.ndarray, Optional[numpy.ndarray]]:

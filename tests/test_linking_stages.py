@@ -299,12 +299,10 @@ def test_linking_policy_links_without_a_pipe_as_the_pipe_does(stages_dictionary,
     # what is around them.
     block = stages_nlp.config["components"]["bio_linker"]
     resolved = registry.resolve({part: block[part] for part in ("encoder", "index", "normalizer")})
-    encoder = resolved["encoder"]
-    policy = LinkingPolicy(encoder, resolved["index"], normalizer=resolved["normalizer"])
+    policy = LinkingPolicy(resolved["encoder"], resolved["index"],
+                           normalizer=resolved["normalizer"])
     assert not policy.is_initialized
-    names = [policy.normalizer.name(n) for n in stages_dictionary.names]
-    encoder.initialize(X=names)
-    policy._build_search(stages_dictionary, policy.encode(names))
+    policy.index_names(stages_dictionary, fit_encoder=True)
     assert policy.is_initialized
 
     text = "Risk of breast and ovarian cancer (BOC) and of hereditary breast and ovarian cancer."
