@@ -82,7 +82,8 @@ def main() -> None:
                * vectors[[row[b] for b in pair_set.right]]).sum(axis=1)
         return auc_by_negative_kind(pair_set.labels, pair_set.kinds, cos)
 
-    curve = [{"step": 0, "dev_auc": scores("dev")["auc"], "seconds": 0.0}]
+    dev = scores("dev")
+    curve = [{"step": 0, "dev_auc": dev["auc"], "seconds": 0.0}]
     print(f"step 0: dev AUC {curve[-1]['dev_auc']:.4f}", flush=True)
     started = time.perf_counter()
     train_seconds = 0.0
@@ -100,7 +101,8 @@ def main() -> None:
         optimizer.step()
         train_seconds += time.perf_counter() - tick
         if step % args.eval_every == 0 or step == args.steps:
-            curve.append({"step": step, "dev_auc": scores("dev")["auc"],
+            dev = scores("dev")
+            curve.append({"step": step, "dev_auc": dev["auc"],
                           "loss": float(loss.detach()), "seconds": round(train_seconds, 1)})
             print(f"step {step}: dev AUC {curve[-1]['dev_auc']:.4f} "
                   f"({train_seconds / step:.2f} s a step)", flush=True)
@@ -110,7 +112,7 @@ def main() -> None:
               "train_anchors": len(anchors), "curve": curve,
               "seconds_per_step": round(train_seconds / max(args.steps, 1), 2),
               "wall_seconds": round(time.perf_counter() - started, 1),
-              "dev": scores("dev"), "test": scores("test")}
+              "dev": dev, "test": scores("test")}
     print("| split | AUC | " + " | ".join(k for k in result["test"] if k != "auc") + " |")
     for split in ("dev", "test"):
         print(f"| {split} | " + " | ".join(f"{v:.4f}" for v in result[split].values()) + " |")
