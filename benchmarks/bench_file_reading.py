@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from spacy_biolink.readers import dictionaries
+from spacy_biolink.kb.readers import dictionaries
 
 ASSET = Path(__file__).resolve().parents[1] / "assets" / "medic_06Jul2012.txt.gz"
 

@@ -53,7 +53,7 @@ def main(argv=None) -> int:
     if args.pipeline and args.pipeline.exists():
         nlp = spacy.load(args.pipeline)
     else:
-        from spacy_biolink.pipeline import init_linker
+        from spacy_biolink.linker.pipeline import init_linker
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

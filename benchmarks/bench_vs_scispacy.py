@@ -186,8 +186,8 @@ def run_ours(args, work: Path) -> Dict:
     import warnings
 
     import spacy
-    from spacy_biolink.pipeline import init_linker
-    from spacy_biolink.readers import load_dictionary
+    from spacy_biolink.linker.pipeline import init_linker
+    from spacy_biolink.kb.readers import load_dictionary
 
     out_dir = work / "ours_pipeline"
     res: Dict = {"system": "ours", "index": "default bio_linker config: SparseIndex (exact)"}
@@ -301,7 +301,7 @@ def build_scispacy(args, out_dir: Path, kb_path: Path) -> Dict:
     from scispacy.linking_utils import KnowledgeBase
     from scispacy.util import scipy_supports_sparse_float16
     from sklearn.feature_extraction.text import TfidfVectorizer
-    from spacy_biolink.readers import load_dictionary
+    from spacy_biolink.kb.readers import load_dictionary
 
     if not scipy_supports_sparse_float16():
         raise RuntimeError("scispaCy's index format needs scipy<1.11 (float16 sparse)")
@@ -406,7 +406,7 @@ def run_scispacy(args, work: Path) -> Dict:
     from scispacy.candidate_generation import CandidateGenerator, LinkerPaths
     from scispacy.linking import EntityLinker
     from scispacy.linking_utils import KnowledgeBase
-    from spacy_biolink.readers import load_dictionary
+    from spacy_biolink.kb.readers import load_dictionary
 
     out_dir = work / "scispacy_linker"
     kb_path = work / "scispacy_kb.jsonl"
@@ -486,8 +486,8 @@ def run_interleaved(args) -> Dict:
     from scispacy.candidate_generation import CandidateGenerator, LinkerPaths
     from scispacy.linking import EntityLinker
     from scispacy.linking_utils import KnowledgeBase
-    from spacy_biolink.pipeline import init_linker
-    from spacy_biolink.readers import load_dictionary
+    from spacy_biolink.linker.pipeline import init_linker
+    from spacy_biolink.kb.readers import load_dictionary
 
     res: Dict = {"mode": "interleaved", "loadavg_start": os.getloadavg()}
     res["scispacy_build"] = saved_scispacy(args, args.scispacy_dir)

@@ -123,7 +123,7 @@ def resolve_pipeline(args, workdir: Path):
         return args.pipeline.resolve(), "ner+linker (--pipeline)"
     import spacy
 
-    from spacy_biolink.pipeline import load_linker_pipeline
+    from spacy_biolink.linker.pipeline import load_linker_pipeline
 
     nlp = load_linker_pipeline(args.linker)
     dictionary = nlp.get_pipe("bio_linker").dictionary
@@ -172,7 +172,7 @@ def check_same_documents(local_out: Path, ray_out: Path) -> None:
 def local_steady_state(pipeline: Path, corpus: Path, batch_size: int) -> float:
     import spacy
 
-    from spacy_biolink.link_files import link_file
+    from spacy_biolink.runners.local import link_file
 
     nlp = spacy.load(pipeline)
     started = time.perf_counter()

@@ -14,7 +14,7 @@ import warnings
 import spacy
 
 from spacy_biolink.corpora.pubtator import read_pubtator
-from spacy_biolink.ids import split_gold_ids
+from spacy_biolink.kb.ids import split_gold_ids
 
 
 def main(argv=None) -> int:

@@ -29,7 +29,7 @@ EXAMPLE = ("Patients with Wilson disease (WD) and familial adenomatous polyposis
 
 def measure(name: str, path: Path, gold: Path, batch_size: int) -> dict:
     from spacy_biolink.evaluation import evaluate_end_to_end
-    from spacy_biolink.pipeline import load_linker_pipeline
+    from spacy_biolink.linker.pipeline import load_linker_pipeline
 
     start = time.perf_counter()
     nlp = load_linker_pipeline(path)

@@ -23,7 +23,7 @@ from typing import List, Optional, Set
 import numpy
 import spacy
 
-from spacy_biolink.linking import Mention
+from spacy_biolink.linker.policy import Mention
 from spacy_biolink.corpora.pubtator import read_pubtator
 from spacy_biolink.evaluation.gold_mentions import evaluate_gold_mentions, find_linker
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from spacy_biolink.evaluation import evaluate_gold_mentions
-from spacy_biolink.pipeline import init_linker
+from spacy_biolink.linker.pipeline import init_linker
 
 STAGES = ("abbreviations", "composites", "folding", "variants", "spelling", "augmentation",
           "short_forms", "prior")

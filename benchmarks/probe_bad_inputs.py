@@ -114,7 +114,7 @@ def main(verbose: bool = False) -> Counter:
             expect_error(f"init-linker dictionary: {label}", "init-linker", root / "m_out",
                          "--dictionary", path, "--force")
         # Dictionary readers, every format
-        from spacy_biolink.readers import load_dictionary
+        from spacy_biolink.kb.readers import load_dictionary
         samples = {"medic": "D1||Alpha|Beta\n", "biosyn": "D1||Alpha\n",
                    "tsv": "Alpha\tD1\n", "jsonl": '{"concept_id": "D1", "canonical_name": "Alpha"}\n',
                    "ctd": "# CTD\nAlpha\tMESH:D1\t\t\t\t\t\tBeta\n"}
@@ -222,14 +222,14 @@ def main(verbose: bool = False) -> Counter:
         (rel / "MayoSRS.txt").write_bytes(b"diab\xe8te\tcancer\t3.0\n")
         from spacy_biolink.evaluation.relatedness import read_pairs
         expect_python_error("relatedness file latin-1", lambda: read_pairs(rel / "MayoSRS.txt"))
-        from spacy_biolink.verify import read_pair_file
+        from spacy_biolink.io.pair_files import read_pair_file
         expect_python_error("pair file latin-1", lambda: read_pair_file(write("pairs.tsv", b"a\xe9\tb\n")))
         expect_python_error("pair file truncated gz", lambda: read_pair_file(truncated))
         expect_python_error("pair file directory", lambda: read_pair_file(a_dir))
         from spacy_biolink.evaluation.synonym_retrieval import SynonymSplit
         expect_python_error("split file directory", lambda: SynonymSplit.from_disk(a_dir))
         try:
-            from spacy_biolink.wordvectors import WordVectors
+            from spacy_biolink.training.wordvectors import WordVectors
             vec = root / "vec"
             vec.mkdir()
             (vec / "words.txt").write_bytes(b"diab\xe8te\n")

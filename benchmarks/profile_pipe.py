@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     import spacy
 
     if not args.pipeline.exists():
-        from spacy_biolink.pipeline import init_linker
+        from spacy_biolink.linker.pipeline import init_linker
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

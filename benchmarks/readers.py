@@ -88,20 +88,20 @@ def write_obo(path: Path, n_terms: int, seed: int = 0) -> Path:
 CHILD = r"""
 import json, resource, sys, time
 kind, path = sys.argv[1], sys.argv[2]
-import spacy_biolink.readers.dictionaries  # imports are not the reader's cost
+import spacy_biolink.kb.readers.dictionaries  # imports are not the reader's cost
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 out = {}
 if kind in ("umls", "obo"):
-    from spacy_biolink.readers import load_dictionary
+    from spacy_biolink.kb.readers import load_dictionary
     d = load_dictionary(path, kind)
     out = {"concepts": d.n_concepts, "names": d.n_names}
 elif kind == "umls-conso-only":
-    from spacy_biolink.readers import load_dictionary
+    from spacy_biolink.kb.readers import load_dictionary
     d = load_dictionary(path + "/MRCONSO.RRF", "umls")
     out = {"concepts": d.n_concepts, "names": d.n_names}
 elif kind == "umls-stream":
-    from spacy_biolink.readers.umls import read_umls
+    from spacy_biolink.kb.readers.umls import read_umls
     n = names = 0
     for c in read_umls(path):
         n += 1; names += len(c.names)

@@ -31,10 +31,10 @@ def main(argv=None) -> int:
 
     import torch
 
-    from spacy_biolink.linking import Mention
+    from spacy_biolink.linker.policy import Mention
     from spacy_biolink.corpora.pubtator import read_pubtator
     from spacy_biolink.evaluation.gold_mentions import find_linker
-    from spacy_biolink.pipeline import load_linker_pipeline
+    from spacy_biolink.linker.pipeline import load_linker_pipeline
 
     torch.set_num_threads(args.threads)
     nlp = load_linker_pipeline(args.pipeline)

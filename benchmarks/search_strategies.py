@@ -26,9 +26,9 @@ from typing import Optional
 
 from normalization_ablation import corpus_settings
 
-from spacy_biolink.component import BioLinker
+from spacy_biolink.linker.component import BioLinker
 from spacy_biolink.evaluation import evaluate_gold_mentions
-from spacy_biolink.pipeline import init_linker
+from spacy_biolink.linker.pipeline import init_linker
 
 # (label, index_sources, index_level, sieve_threshold)
 STRATEGIES = (

@@ -70,12 +70,12 @@ def main() -> None:
 
     from spacy_biolink import load_dictionary
     from spacy_biolink.evaluation.pair_scores import roc_auc
-    from spacy_biolink.ids import split_gold_id_parts
+    from spacy_biolink.kb.ids import split_gold_id_parts
     from spacy_biolink.corpora.pubtator import read_pubtator
     from spacy_biolink.training.pairs import held_out_mentions, split_concepts
-    from spacy_biolink.verify import (CandidateVerifier, best_point, choose_nil_rule,
-                                      combined_margin, fit_nil_rules, nil_curve, nil_rule_rejects,
-                                      verify_links)
+    from spacy_biolink.linker.stages.verifier import (CandidateVerifier, combined_margin,
+                                                      nil_rule_rejects, verify_links)
+    from spacy_biolink.training.nil_rule import best_point, choose_nil_rule, fit_nil_rules, nil_curve
 
     started = time.perf_counter()
     types = {t.strip() for t in args.types.split(",") if t.strip()} or None

@@ -36,7 +36,7 @@ def main() -> None:
     from spacy_biolink.encoders.tfidf import CharNgramTfidf
     from spacy_biolink.evaluation.pair_scores import roc_auc
     from spacy_biolink.training.pairs import concept_names_by_split, split_concepts
-    from spacy_biolink.verify import CandidateVerifier
+    from spacy_biolink.linker.stages.verifier import CandidateVerifier
 
     full = load_dictionary(args.dictionary)
     meta = srsly.read_json(args.verifiers[0] / "meta.json")

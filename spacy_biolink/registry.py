@@ -7,7 +7,7 @@ from typing import Callable, Dict, List, Optional
 
 from spacy.util import registry
 
-from .dictionary import ConceptDictionary
+from .kb.dictionary import ConceptDictionary
 from .encoders.tfidf import tfidf_encoder
 from .errors import BioLinkError, Errors
 from .evaluation.scorer import score_linking
@@ -18,9 +18,9 @@ from .index.blocked import V2_CANDIDATES, V2_COVERAGE
 from .index.word_index import (WORD_CANDIDATES, WORD_THRESHOLD, WordAutoSparseIndex,
                                WordSparseIndex)
 from .index.faiss import AUTO_FAISS_MIN_NAMES, AutoFaissIndex
-from .readers.dictionaries import load_dictionary
+from .kb.readers.dictionaries import load_dictionary
 from .text.normalize import MentionNormalizer
-from .util import PathLike
+from .io.util import PathLike
 
 
 @registry.architectures("spacy-biolink.TfidfEncoder.v1")

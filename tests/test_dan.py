@@ -8,7 +8,7 @@ import spacy
 from spacy.util import registry
 
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.wordvectors import WordVectors, tokenize
+from spacy_biolink.training.wordvectors import WordVectors, tokenize
 
 from .conftest import TINY_MEDIC, doc_with_ents
 
@@ -99,7 +99,7 @@ def test_saved_model_rebuilds_from_config_with_vectors_and_cca_inside(trained):
 
 
 def test_init_linker_with_encoder_links_and_reloads(trained, tmp_path):
-    from spacy_biolink.pipeline import init_linker
+    from spacy_biolink.linker.pipeline import init_linker
 
     work, _ = trained
     with pytest.warns(UserWarning, match="W001"):
@@ -124,7 +124,7 @@ def test_init_linker_with_encoder_links_and_reloads(trained, tmp_path):
 
 
 def test_init_linker_index_overrides_apply_over_the_encoders_index(trained, tmp_path):
-    from spacy_biolink.pipeline import init_linker
+    from spacy_biolink.linker.pipeline import init_linker
 
     work, _ = trained
     with pytest.warns(UserWarning, match="W001"):
@@ -258,7 +258,7 @@ def test_paper_triplet_hinge_also_overfits(tmp_path, monkeypatch):
 
 def test_training_excludes_held_out_names_and_zero_shot_concepts(tmp_path):
     from spacy_biolink.evaluation.synonym_retrieval import TRAIN, ZERO_SHOT, make_split
-    from spacy_biolink.readers import load_dictionary
+    from spacy_biolink.kb.readers import load_dictionary
     from spacy_biolink.training.dan import DanTrainer
 
     (tmp_path / "medic.txt").write_text(TINY_MEDIC, encoding="utf8")
@@ -432,7 +432,7 @@ def test_hybrid_is_saved_with_the_candidate_index_and_index_overrides_reach_it(t
     init-linker override can reach its nested blocks, or name another index, which then
     starts from its own defaults instead of the encoder's settings."""
     from spacy_biolink.encoders.saved import read_encoder_config
-    from spacy_biolink.pipeline import init_linker
+    from spacy_biolink.linker.pipeline import init_linker
     from spacy_biolink.training import train_from_config
 
     torch.set_num_threads(1)

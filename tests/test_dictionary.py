@@ -4,10 +4,10 @@ import json
 import pytest
 
 from spacy_biolink import ConceptDictionary, load_dictionary
-from spacy_biolink.dictionary import Concept
+from spacy_biolink.kb.dictionary import Concept
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.ids import normalize_medic_id, split_gold_ids
-from spacy_biolink.readers import infer_format
+from spacy_biolink.kb.ids import normalize_medic_id, split_gold_ids
+from spacy_biolink.kb.readers import infer_format
 
 
 def test_medic_line_with_two_ids_is_one_concept(tiny_dictionary):
@@ -158,7 +158,7 @@ def _reference_lookups(d):
 
 
 def test_array_lookups_agree_with_dicts(tmp_path, monkeypatch):
-    import spacy_biolink.dictionary as dictionary_module
+    import spacy_biolink.kb.dictionary as dictionary_module
 
     # Concepts sharing ids and names, merged lines, a concept whose names are all taken.
     concepts = [Concept(["D1", "OMIM:1"], ["alpha", "beta"]), Concept(["D2"], ["beta", "gamma"]),
@@ -182,7 +182,7 @@ def test_array_lookups_agree_with_dicts(tmp_path, monkeypatch):
 def test_concept_index_survives_hash_collisions(monkeypatch, tiny_dictionary):
     # Every id hashed to one value: the lookup must still tell them apart by the ids.
     import builtins
-    import spacy_biolink.dictionary as dictionary_module
+    import spacy_biolink.kb.dictionary as dictionary_module
 
     monkeypatch.setattr(dictionary_module, "hash", lambda _: 7, raising=False)
     d = ConceptDictionary.from_state(*tiny_dictionary.to_state())

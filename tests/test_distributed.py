@@ -9,10 +9,10 @@ import textwrap
 
 import pytest
 
-from spacy_biolink.distributed import (iter_shard_documents, link_corpus, link_rows, link_shard,
-                                       output_name, plan_shards)
+from spacy_biolink.runners.distributed import (iter_shard_documents, link_corpus, link_rows, link_shard,
+                                               output_name, plan_shards)
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.link_files import link_file
+from spacy_biolink.runners.local import link_file
 
 from .conftest import TINY_MEDIC, make_linker_nlp
 

@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 from spacy_biolink.cli import app
 from spacy_biolink.corpora.pubtator import read_pubtator
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.files import (atomic_directory, atomic_file, check_output_path, iter_lines,
-                                 read_json, read_text)
-from spacy_biolink.readers import load_dictionary
+from spacy_biolink.io.files import (atomic_directory, atomic_file, check_output_path, iter_lines,
+                                    read_json, read_text)
+from spacy_biolink.kb.readers import load_dictionary
 from spacy_biolink.text.normalize import read_spelling_map
-from spacy_biolink.util import atomic_file as util_atomic_file, open_text
+from spacy_biolink.io.util import atomic_file as util_atomic_file, open_text
 
 from .conftest import TINY_MEDIC
 
@@ -302,7 +302,7 @@ def test_leftovers_of_killed_runs_are_cleaned(tmp_path):
     import subprocess
     import sys
 
-    from spacy_biolink.files import _temp_prefix
+    from spacy_biolink.io.files import _temp_prefix
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

@@ -107,7 +107,7 @@ def test_received_model_naming_a_pickling_layer_runs_no_code(tmp_path, monkeypat
 
 def test_linker_pipeline_loader_names_the_architecture(tmp_path, monkeypatch):
     pytest.importorskip("torch")
-    from spacy_biolink.pipeline import load_linker_pipeline
+    from spacy_biolink.linker.pipeline import load_linker_pipeline
 
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     marker = tmp_path / "pwned"
@@ -131,7 +131,7 @@ def _craft_encoder_dir(tmp_path, block: dict, marker, meta=None) -> Path:
 def test_received_encoder_directory_runs_no_code(tmp_path, monkeypatch, tiny_medic_path):
     pytest.importorskip("torch")
     from spacy_biolink.encoders.saved import load_encoder
-    from spacy_biolink.pipeline import init_linker
+    from spacy_biolink.linker.pipeline import init_linker
 
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     marker = tmp_path / "pwned"
@@ -146,7 +146,7 @@ def test_received_encoder_directory_runs_no_code(tmp_path, monkeypatch, tiny_med
 
 def test_received_verifier_runs_no_code(tmp_path, monkeypatch):
     pytest.importorskip("torch")
-    from spacy_biolink.verify import CandidateVerifier
+    from spacy_biolink.linker.stages.verifier import CandidateVerifier
 
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     marker = tmp_path / "pwned"
@@ -173,7 +173,7 @@ def test_a_torch_layer_read_with_torch_load_is_refused_even_under_our_name():
     import torch
     from thinc.api import Model, PyTorchWrapper_v2
 
-    from spacy_biolink.safe_models import check_model
+    from spacy_biolink.io.safe_models import check_model
 
     disguised = Model("dan_encoder", lambda model, X, is_train: (X, lambda d: d),
                       layers=[PyTorchWrapper_v2(torch.nn.Linear(2, 2))])
@@ -292,7 +292,7 @@ def test_with_the_prior_the_threshold_bound_is_checked_once_the_counts_are_known
 def test_hybrid_score_range_is_the_weighted_sum():
     from spacy.util import registry
 
-    from spacy_biolink.component import score_range
+    from spacy_biolink.linker.component import score_range
 
     tfidf = {"@architectures": "spacy-biolink.TfidfEncoder.v1"}
     model = registry.resolve({"m": {"@architectures": "spacy-biolink.HybridEncoder.v1",
@@ -450,7 +450,7 @@ def test_a_save_killed_at_any_point_leaves_the_old_or_the_new_pipeline(tiny_dict
 
 
 def test_init_linker_reports_temp_dirs_of_killed_runs(tmp_path, tiny_medic_path):
-    from spacy_biolink.pipeline import init_linker
+    from spacy_biolink.linker.pipeline import init_linker
 
     leftover = tmp_path / ".out.k1ll3d.tmp"
     (leftover / "bio_linker").mkdir(parents=True)

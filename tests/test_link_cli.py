@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from spacy_biolink.cli import app
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.link_files import link_file, read_input_documents
+from spacy_biolink.runners.local import link_file, read_input_documents
 
 from .conftest import make_linker_nlp
 

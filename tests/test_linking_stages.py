@@ -10,7 +10,7 @@ import spacy
 from spacy_biolink import load_dictionary
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation import evaluate_gold_mentions
-from spacy_biolink.pipeline import init_linker
+from spacy_biolink.linker.pipeline import init_linker
 
 from .conftest import TINY_MEDIC, doc_with_ents, make_linker_nlp
 
@@ -133,7 +133,7 @@ AUGMENT_CORPUS = (
 def test_augmentation_resolves_and_splits_like_linking(stages_dictionary, tmp_path):
     corpus = tmp_path / "train.txt"
     corpus.write_text(AUGMENT_CORPUS, encoding="utf8")
-    from spacy_biolink.augment import augment_dictionary
+    from spacy_biolink.kb.augment import augment_dictionary
 
     nlp = make_linker_nlp(stages_dictionary)
     augmented, stats = augment_dictionary(stages_dictionary, [corpus], nlp.get_pipe("bio_linker"),
@@ -293,7 +293,7 @@ def test_linking_policy_links_without_a_pipe_as_the_pipe_does(stages_dictionary,
     # no spaCy pipeline. It must answer exactly as bio_linker does, composites included.
     from spacy.util import registry
 
-    from spacy_biolink.linking import LinkingPolicy, Mention
+    from spacy_biolink.linker.policy import LinkingPolicy, Mention
 
     # Built from the pipe's own [components.bio_linker] blocks, so the two differ only in
     # what is around them.

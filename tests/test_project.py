@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_config_file_is_the_default_pipeline(tiny_medic_path, tmp_path):
     """`spacy assemble configs/linker_tfidf.cfg` builds the same linker init-linker does."""
-    from spacy_biolink.pipeline import load_pipeline_config
+    from spacy_biolink.linker.pipeline import load_pipeline_config
 
     shipped = load_pipeline_config(ROOT / "configs" / "linker_tfidf.cfg")
     default = load_pipeline_config()
@@ -86,7 +86,7 @@ def test_project_train_overrides_name_existing_config_keys():
 
 def _first_documents(source: Path, target: Path, n: int) -> list:
     """The first n PubTator documents of `source` written to `target`; their gold ids."""
-    from spacy_biolink.util import open_text
+    from spacy_biolink.io.util import open_text
 
     with open_text(source) as fileh:
         blocks = [b for b in fileh.read().split("\n\n") if b.strip()][:n]
@@ -97,7 +97,7 @@ def _first_documents(source: Path, target: Path, n: int) -> list:
 
 def _tiny_medic(target: Path, gold_ids) -> Path:
     """The MEDIC lines of the gold concepts plus the first 150 others, written to `target`."""
-    from spacy_biolink.util import open_text
+    from spacy_biolink.io.util import open_text
 
     with open_text(ROOT / "assets" / "medic_06Jul2012.txt.gz") as fileh:
         lines = fileh.read().splitlines()

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spacy_biolink.corpora.pubtator import read_pubtator
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.readers.dictionaries import READERS, infer_format, load_dictionary
+from spacy_biolink.kb.readers.dictionaries import READERS, infer_format, load_dictionary
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

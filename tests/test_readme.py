@@ -108,3 +108,35 @@ def test_readme_blocks_run_as_written(tmp_path):
                 f"{where}\nshould print {expected!r}, printed:\n{result.stdout[-2000:]}"
         ran += 1
     assert ran >= 1
+
+
+def readme_layout():
+    """The paths README's Layout map names: (path, depth) for each `name/` or `name.py`
+    at the start of an entry line, nested by indentation under `spacy_biolink/`."""
+    text = README.read_text(encoding="utf8")
+    block = text[text.index("## Layout"):]
+    body = FENCE.search(block).group(2)
+    stack, paths = [], []
+    for line in body.splitlines():
+        match = re.match(r"^( +)([\w.]+/|[\w]+\.py)\s", line + " ")
+        if not match:
+            continue
+        depth = len(match.group(1)) // 2
+        stack = stack[:depth - 1] + [match.group(2).rstrip("/")]
+        paths.append(("/".join(stack), depth))
+    return paths
+
+
+def test_readme_layout_matches_the_tree():
+    package = ROOT / "spacy_biolink"
+    listed = readme_layout()
+    missing = [path for path, _ in listed if not (package / path).exists()]
+    assert not missing, f"README's Layout names paths that do not exist: {missing}"
+    top = {path for path, depth in listed if depth == 1}
+    actual = {p.name for p in package.iterdir()
+              if p.suffix == ".py" or (p.is_dir() and p.name != "__pycache__")}
+    assert top == actual, (f"README's Layout and spacy_biolink/ differ: not listed "
+                           f"{sorted(actual - top)}, listed but absent {sorted(top - actual)}")
+    root_modules = {p.name for p in package.glob("*.py")}
+    assert root_modules == {"__init__.py", "__main__.py", "errors.py", "registry.py"}, \
+        f"only the public face stays at the package root, found {sorted(root_modules)}"

@@ -11,9 +11,9 @@ pytest.importorskip("transformers")
 
 from spacy_biolink.encoders.torch_wrapper import torch_module  # noqa: E402
 from spacy_biolink.errors import BioLinkError  # noqa: E402
-from spacy_biolink.pipeline import init_linker  # noqa: E402
-from spacy_biolink.rerank import (Reranker, RerankItem, fit_temperature,  # noqa: E402
-                                  mention_context)
+from spacy_biolink.linker.pipeline import init_linker  # noqa: E402
+from spacy_biolink.linker.stages.reranker import (Reranker, RerankItem, fit_temperature,  # noqa: E402
+                                                  mention_context)
 from spacy_biolink.training import train_from_config  # noqa: E402
 from spacy_biolink.training.checkpoints import CHECKPOINT_FILE  # noqa: E402
 

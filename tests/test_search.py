@@ -2,7 +2,7 @@ import numpy
 import pytest
 from scipy import sparse
 
-from spacy_biolink.dictionary import Concept, ConceptDictionary
+from spacy_biolink.kb.dictionary import Concept, ConceptDictionary
 from spacy_biolink.index import SparseIndex
 from spacy_biolink.index.concepts import names_to_concepts, search_concepts
 

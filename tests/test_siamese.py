@@ -12,7 +12,7 @@ from spacy_biolink.evaluation.pair_scores import (auc_by_negative_kind, best_f1_
                                                   pair_scores, roc_auc)
 from spacy_biolink.training.pairs import (NEGATIVE_KINDS, concept_names_by_split,
                                           dictionary_pairs, split_concepts)
-from spacy_biolink.verify import CandidateVerifier, best_name_finder, verify_links
+from spacy_biolink.linker.stages.verifier import CandidateVerifier, best_name_finder, verify_links
 
 torch = pytest.importorskip("torch")
 
@@ -376,7 +376,7 @@ def test_held_out_mentions_categories(synthetic_path, synthetic_corpus):
 
 
 def test_nil_curve_and_operating_point():
-    from spacy_biolink.verify import best_point, nil_curve
+    from spacy_biolink.training.nil_rule import best_point, nil_curve
 
     confidence = [0.9, 0.8, 0.1, 0.2, 0.5]
     correct = [True, True, False, False, True]
@@ -401,7 +401,8 @@ def _two_kinds_of_nil(n=200, seed=0):
 
 
 def test_fit_nil_rules_combined_rules_use_both_signals():
-    from spacy_biolink.verify import fit_nil_rules, nil_rule_rejects
+    from spacy_biolink.linker.stages.verifier import nil_rule_rejects
+    from spacy_biolink.training.nil_rule import fit_nil_rules
 
     p, s, correct, linkable, is_nil = _two_kinds_of_nil()
     fitted = fit_nil_rules(p, s, correct, linkable, is_nil, max_accuracy_loss=0.0)

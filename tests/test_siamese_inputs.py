@@ -14,7 +14,7 @@ pytest.importorskip("transformers")
 
 from spacy_biolink.errors import BioLinkError  # noqa: E402
 from spacy_biolink.training.run import train_from_config  # noqa: E402
-from spacy_biolink.verify import CandidateVerifier  # noqa: E402
+from spacy_biolink.linker.stages.verifier import CandidateVerifier  # noqa: E402
 
 from .conftest import build_tiny_bert  # noqa: E402
 
@@ -211,7 +211,7 @@ def test_tfidf_feature_and_eval_pairs_baseline_row(tmp_path, dictionary_path, ba
 def test_saved_v2_verifier_loads_through_the_allowlist(tmp_path, dictionary_path, backbone):
     import spacy
 
-    from spacy_biolink.safe_models import VERIFIER_ARCHITECTURES
+    from spacy_biolink.io.safe_models import VERIFIER_ARCHITECTURES
 
     assert "spacy-biolink.SiameseVerifier.v2" in VERIFIER_ARCHITECTURES
     output, _ = train(tmp_path, "saved", dictionary_path, backbone,
@@ -234,7 +234,7 @@ def test_saved_v2_verifier_loads_through_the_allowlist(tmp_path, dictionary_path
     reloaded = spacy.load(tmp_path / "pipe").get_pipe("bio_linker").verifier
     numpy.testing.assert_allclose(reloaded.score_pairs(pairs), expected, rtol=1e-5)
     # A config naming another architecture is refused before any byte is read.
-    from spacy_biolink.safe_models import check_model_config
+    from spacy_biolink.io.safe_models import check_model_config
 
     with pytest.raises(BioLinkError, match="E120"):
         check_model_config({"@architectures": "spacy.HashEmbedCNN.v2"}, role="verifier")

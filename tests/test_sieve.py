@@ -7,7 +7,7 @@ import pytest
 import spacy
 import srsly
 
-from spacy_biolink.dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, Concept, ConceptDictionary
+from spacy_biolink.kb.dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, Concept, ConceptDictionary
 from spacy_biolink.errors import BioLinkError
 
 from .conftest import doc_with_ents

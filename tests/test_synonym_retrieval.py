@@ -11,8 +11,8 @@ from spacy_biolink.evaluation.relatedness import evaluate_relatedness, read_pair
 from spacy_biolink.evaluation.synonym_retrieval import (TEST, TRAIN, VALIDATION, ZERO_SHOT,
                                                         SynonymSplit, evaluate_synonym_retrieval,
                                                         make_split, ranking_metrics, sgw_encoder)
-from spacy_biolink.readers import load_dictionary
-from spacy_biolink.wordvectors import WordVectors
+from spacy_biolink.kb.readers import load_dictionary
+from spacy_biolink.training.wordvectors import WordVectors
 
 # 8 concepts, 3-4 names each: enough for a split with zero-shot, test and validation names.
 DICTIONARY = """\

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from spacy_biolink import load_dictionary
 from spacy_biolink.cli import app
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.visualize import MEDIC_KB_URL_TEMPLATES, MESH_URL, KbUrls, render_linked
+from spacy_biolink.runners.visualize import MEDIC_KB_URL_TEMPLATES, MESH_URL, KbUrls, render_linked
 
 from .conftest import TINY_MEDIC, doc_with_ents, make_linker_nlp
 

@@ -10,13 +10,13 @@ from typer.testing import CliRunner
 
 from spacy_biolink import ConceptDictionary, load_dictionary
 from spacy_biolink.cli import app
-from spacy_biolink.linking import _check_id_preference, _check_type_filter
-from spacy_biolink.dictionary import Concept
+from spacy_biolink.linker.policy import _check_id_preference, _check_type_filter
+from spacy_biolink.kb.dictionary import Concept
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.ids import namespace_of, normalize_xref
-from spacy_biolink.kb import ConceptNotFound
-from spacy_biolink.readers import infer_format
-from spacy_biolink.readers.umls import expand_semantic_types, semantic_groups
+from spacy_biolink.kb.ids import namespace_of, normalize_xref
+from spacy_biolink.kb.lookup import ConceptNotFound
+from spacy_biolink.kb.readers import infer_format
+from spacy_biolink.kb.readers.umls import expand_semantic_types, semantic_groups
 
 from .conftest import TINY_MEDIC, make_linker_nlp
 from .vocab_files import OBO, mrconso_row, write_meta, write_obo
@@ -347,7 +347,7 @@ def test_kb_needs_a_dictionary_and_survives_serialization(tmp_path):
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from spacy_biolink.readers.umls import BAD_CHARS  # noqa: E402
+from spacy_biolink.kb.readers.umls import BAD_CHARS  # noqa: E402
 
 PROPERTY_SETTINGS = settings(max_examples=60, deadline=None,
                              suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -419,8 +419,8 @@ def test_obo_reader_on_arbitrary_content(tmp_path, data):
 
 
 def test_link_jsonl_and_displacy_show_canonical_names(tmp_path):
-    from spacy_biolink.link_files import link_documents, read_input_documents
-    from spacy_biolink.visualize import render_linked
+    from spacy_biolink.runners.local import link_documents, read_input_documents
+    from spacy_biolink.runners.visualize import render_linked
 
     d = ConceptDictionary.from_concepts([
         Concept(["OMIM:125853", "D003924"], ["Diabetes Mellitus, Type 2", "type 2 diabetes"]),
@@ -441,7 +441,7 @@ def test_link_jsonl_and_displacy_show_canonical_names(tmp_path):
 
 
 def test_undecodable_bytes_and_unknown_filters_are_named(meta, tmp_path):
-    from spacy_biolink.pipeline import init_linker
+    from spacy_biolink.linker.pipeline import init_linker
 
     bad = tmp_path / "latin1"
     bad.mkdir()

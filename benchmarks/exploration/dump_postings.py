@@ -6,7 +6,7 @@ postings and the NCBI-disease test mentions' TF-IDF rows as PREFIX_names_t.npz /
 """
 import sys, time, warnings, numpy
 from scipy import sparse
-from spacy_biolink.pipeline import init_linker
+from spacy_biolink.linker.pipeline import init_linker
 from spacy_biolink.corpora import read_pubtator
 dict_path, out = sys.argv[1], sys.argv[2]
 t = time.time()

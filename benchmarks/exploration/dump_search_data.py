@@ -15,7 +15,7 @@ import numpy
 from scipy import sparse
 
 from spacy_biolink.corpora import read_pubtator
-from spacy_biolink.pipeline import init_linker
+from spacy_biolink.linker.pipeline import init_linker
 
 DATA = "/work/shared/data/ncbi_disease/"
 dict_path, out = sys.argv[1], sys.argv[2]

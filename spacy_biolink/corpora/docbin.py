@@ -30,9 +30,9 @@ from spacy.tokens import Doc, DocBin, Span, SpanGroup
 from spacy.util import filter_spans
 
 from ..errors import BioLinkError, Errors
-from ..ids import normalize_medic_id, split_gold_ids
-from ..files import atomic_file
-from ..util import PathLike
+from ..kb.ids import normalize_medic_id, split_gold_ids
+from ..io.files import atomic_file
+from ..io.util import PathLike
 from .pubtator import PubTatorDocument, PubTatorMention, read_pubtator
 
 logger = logging.getLogger(__name__)

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Iterator, List, Optional, Set
 
 from ..errors import BioLinkError, Errors, Warnings
-from ..ids import split_gold_ids
-from ..files import iter_lines
-from ..util import PathLike
+from ..kb.ids import split_gold_ids
+from ..io.files import iter_lines
+from ..io.util import PathLike
 
 
 @dataclass

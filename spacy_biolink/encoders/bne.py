@@ -1,7 +1,7 @@
 """BNE, the Biomedical Name Encoder (Phan, Sun & Tay, ACL 2019) as a thinc Model.
 
 List[str] -> float32 (n, output_dim) rows, L2-normalised (cosine search, faiss flat).
-The torch module is torch_modules/bne.py; this file turns names into its inputs.
+The torch module is layers/bne.py; this file turns names into its inputs.
 
 A saved encoder is self-contained: the frozen word vectors (a WordVectors table) and
 the character alphabet are thinc attrs (msgpack), the weights safetensors. Every size
@@ -17,7 +17,7 @@ import numpy
 from thinc.api import Model
 
 from ..errors import BioLinkError, Errors
-from ..wordvectors import WordVectors, tokenize
+from ..training.wordvectors import WordVectors, tokenize
 from .torch_wrapper import torch_module, wrap_torch_module
 
 # From the authors' code. Dropped only when the name has other words ("nos" alone stays).
@@ -102,7 +102,7 @@ def bne_encoder(n_chars: Optional[int], word_dim: Optional[int], char_dim: int =
     targets, which the logistic losses compare with by dot product."""
     if not n_chars or not word_dim:
         raise BioLinkError(Errors.E640)
-    from .torch_modules.bne import BneNameEncoder
+    from .layers.bne import BneNameEncoder
 
     module = BneNameEncoder(n_chars, word_dim, char_dim, char_hidden, word_hidden,
                             output_dim or word_dim, dropout, output_activation)

@@ -59,7 +59,7 @@ def cross_encoder_reranker(backbone_config: Optional[dict], max_length: int = 64
     use_context: the query holds the mention's sentence (False: the mention alone)."""
     if not backbone_config:
         raise BioLinkError(Errors.E652.format(name="CrossEncoderReranker"))
-    from .torch_modules.cross_encoder import CrossEncoderScorer
+    from .layers.cross_encoder import CrossEncoderScorer
 
     module = CrossEncoderScorer(backbone_config)
     return Model("cross_encoder_reranker", _forward, layers=[wrap_torch_module(module)],

@@ -1,9 +1,9 @@
 """CCA+DAN name encoder (Fivez et al., 2021): mean word vector -> CCA -> DAN.
 
-A name's input is the mean of its words' pre-trained vectors (spacy_biolink.wordvectors).
+A name's input is the mean of its words' pre-trained vectors (spacy_biolink.training.wordvectors).
 CCA, fitted between name vectors and their concepts' prototypes (mean name vectors),
 projects the input; a deep averaging network (Linear -> ReLU -> dropout -> Linear,
-torch_modules/dan.py) maps it to the output space, which is compared by cosine.
+layers/dan.py) maps it to the output space, which is compared by cosine.
 
 Everything a trained encoder needs is in its model bytes: the word-vector table as a thinc
 attr (msgpack), the CCA projections and weights as safetensors. The [model] block holds
@@ -15,7 +15,7 @@ import numpy
 from thinc.api import Model
 
 from ..errors import BioLinkError, Errors
-from ..wordvectors import WordVectors
+from ..training.wordvectors import WordVectors
 from .torch_wrapper import torch_module, wrap_torch_module
 
 
@@ -28,7 +28,7 @@ def dan_encoder(width: int, hidden_width: int, dropout: float = 0.5, normalize: 
     """
     if width < 1 or hidden_width < 1:
         raise BioLinkError(Errors.E620.format(width=width, hidden_width=hidden_width))
-    from .torch_modules.dan import DeepAveragingNetwork
+    from .layers.dan import DeepAveragingNetwork
 
     network = wrap_torch_module(DeepAveragingNetwork(width, hidden_width, dropout))
     return Model(

@@ -18,8 +18,8 @@ from spacy import util
 from thinc.api import Config, Model
 
 from ..errors import BioLinkError, Errors
-from ..files import atomic_file, read_config, read_json
-from ..util import PathLike
+from ..io.files import atomic_file, read_config, read_json
+from ..io.util import PathLike
 
 ENCODER_CFG = "encoder.cfg"
 MODEL_FILE = "model"
@@ -85,7 +85,7 @@ def load_encoder(path: PathLike, *, role: str = "encoder") -> Tuple[Model, Dict]
     its encoder.cfg may name only spacy-biolink's architectures for that role (checked
     before the weights are read, see safe_models.py).
     """
-    from ..safe_models import check_model, check_model_config
+    from ..io.safe_models import check_model, check_model_config
 
     model_config, _, meta = read_encoder_config(path)
     check_model_config(model_config, role=role, where=str(Path(path) / ENCODER_CFG))

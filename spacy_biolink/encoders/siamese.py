@@ -21,7 +21,7 @@ from thinc.api import ArgsKwargs, Model
 from thinc.model import deserialize_attr, serialize_attr
 
 from ..errors import BioLinkError, Errors
-from ..wordvectors import tokenize
+from ..training.wordvectors import tokenize
 from .tfidf import CharNgramTfidf
 
 PAD_ID = 0
@@ -184,7 +184,7 @@ def siamese_verifier(n_vocab: int, embed_dim: int, lstm_hidden: int,
                      batch_size: int) -> Model[List[Pair], numpy.ndarray]:
     """A thinc model scoring (mention, candidate name) pairs with a siamese LSTM network:
     the probability that both name the same concept. Its word vocab is set when training."""
-    from .torch_modules.siamese import SiameseNet
+    from .layers.siamese import SiameseNet
     from .torch_wrapper import wrap_torch_module
 
     net = wrap_torch_module(SiameseNet(n_vocab, embed_dim, lstm_hidden, tuple(dense_sizes),
@@ -205,7 +205,7 @@ def siamese_verifier_v2(n_vocab: int, embed_dim: int, lstm_hidden: int,
     or "subwords", a transformer tokenizer's) and, with `tfidf_feature`, the names'
     TF-IDF character-trigram cosine beside the learnt distance. The vocab, the table and
     the TF-IDF are set by the trainer."""
-    from .torch_modules.siamese import SiameseNet
+    from .layers.siamese import SiameseNet
     from .torch_wrapper import wrap_torch_module
 
     if inputs not in INPUTS:

@@ -32,7 +32,7 @@ import numpy
 from tqdm import tqdm
 
 from ..errors import BioLinkError, Errors
-from ..util import PathLike
+from ..io.util import PathLike
 
 LAYERS = ("input", "last", "last4")
 OCCURRENCES = ("avg", "first", "last")
@@ -148,7 +148,7 @@ def cached_token_embeddings(cache_dir: Optional[PathLike], backbone: PathLike,
     if cache_dir in (None, "", "null"):
         return extract_token_embeddings(backbone, tokenizer_json, contexts, layers=layers,
                                         occurrence=occurrence)
-    from ..files import atomic_file
+    from ..io.files import atomic_file
 
     digest = hashlib.sha256()
     for part in (layers, occurrence, tokenizer_json, *contexts):

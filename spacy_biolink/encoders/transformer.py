@@ -1,6 +1,6 @@
 """Transformer name encoders: a Hugging Face backbone as a thinc Model.
 
-Two architectures share one torch module (torch_modules/transformer.py):
+Two architectures share one torch module (layers/transformer.py):
 - TransformerEncoder: List[str] -> float32 rows ([CLS] or mean pooled, optionally
   L2-normalised); the triplet network's encoder.
 - BioSynEncoder: List[str] -> CSR rows [dense, sqrt(lambda) * tfidf], so that the inner
@@ -23,7 +23,7 @@ from thinc.api import Model
 from thinc.model import deserialize_attr, serialize_attr
 
 from ..errors import BioLinkError, Errors
-from ..util import PathLike
+from ..io.util import PathLike
 from .tfidf import CharNgramTfidf
 from .torch_wrapper import torch_module, wrap_torch_module
 
@@ -215,7 +215,7 @@ def biosyn_encoder(backbone_config: Optional[Dict], max_length: int = 25,
 def _name_module(name: str, backbone_config: Optional[Dict], pooling: str):
     if not backbone_config:
         raise BioLinkError(Errors.E652.format(name=name))
-    from .torch_modules.transformer import TransformerNameEncoder
+    from .layers.transformer import TransformerNameEncoder
 
     return TransformerNameEncoder(backbone_config, pooling)
 

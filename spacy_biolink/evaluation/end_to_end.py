@@ -26,9 +26,9 @@ from spacy.tokens import Doc, DocBin, Span
 from tqdm import tqdm
 
 from ..corpora.docbin import NO_ID
-from ..dictionary import ConceptDictionary
+from ..kb.dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
-from ..util import PathLike
+from ..io.util import PathLike
 from .gold_mentions import find_linker
 
 Key = Tuple
@@ -105,7 +105,7 @@ def _gold_docs(nlp: Language, gold: Union[PathLike, Iterable[Doc]]) -> List[Doc]
         path = Path(gold)
         if not path.exists():
             raise BioLinkError(Errors.E305.format(path=path))
-        from ..files import read_bytes
+        from ..io.files import read_bytes
 
         data = read_bytes(path, "Gold DocBin")
         try:

@@ -28,13 +28,13 @@ from spacy.language import Language
 from spacy.util import minibatch
 from tqdm import tqdm
 
-from ..component import BioLinker
+from ..linker.component import BioLinker
 from ..corpora.pubtator import read_pubtator
 from ..errors import BioLinkError, Errors
-from ..ids import split_gold_id_parts
+from ..kb.ids import split_gold_id_parts
 from ..index.concepts import Candidates
-from ..linking import LinkingPolicy, Mention
-from ..util import PathLike
+from ..linker.policy import LinkingPolicy, Mention
+from ..io.util import PathLike
 
 RULES = ("strict", "lenient")
 
@@ -179,7 +179,7 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
 def _reranked(linker: LinkingPolicy, reranker, queries: List[_Query],
               per_part: List[List[Candidates]]) -> List[List[Candidates]]:
     """Every query part's candidates reranked in its mention's context, in one call."""
-    from ..rerank import RerankItem, rerank_links
+    from ..linker.stages.reranker import RerankItem, rerank_links
 
     items = [RerankItem(text, *query.span, candidates)
              for query, parts in zip(queries, per_part)

@@ -85,7 +85,7 @@ def evaluate_pairs(labels: Sequence[float], probs: Sequence[float], thresholds: 
 def saved_verifier_pairs(path, dictionary) -> Dict:
     """The {"train", "dev", "test"} pair sets a trained verifier was made and scored with:
     the dictionary split again with the seed and pair settings of its meta.json."""
-    from ..files import read_json
+    from ..io.files import read_json
     from ..training.pairs import dictionary_pairs
 
     meta = read_json(Path(path) / "meta.json", "Verifier meta.json", type=dict)
@@ -96,7 +96,7 @@ def evaluate_saved_verifier(path, dictionary) -> Dict:
     """Rebuild the verifier's held-out pairs (the dictionary split with the seed and pair
     settings in its meta.json) and score them: dev chooses the threshold, test is reported
     at 0.5 and at that threshold, next to the threshold saved at training time."""
-    from ..verify import CandidateVerifier
+    from ..linker.stages.verifier import CandidateVerifier
 
     verifier = CandidateVerifier.from_trained(path)
     pairs = saved_verifier_pairs(path, dictionary)

@@ -15,8 +15,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from ..errors import BioLinkError, Errors
-from ..files import iter_lines
-from ..util import PathLike
+from ..io.files import iter_lines
+from ..io.util import PathLike
 
 DATASETS = {"UMNSRS_similarity": "UMNSRS_similarity.csv",
             "UMNSRS_relatedness": "UMNSRS_relatedness.csv",

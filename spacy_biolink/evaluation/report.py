@@ -2,8 +2,8 @@
 from pathlib import Path
 from typing import Dict, Optional, Sequence
 
-from ..files import atomic_file
-from ..util import PathLike
+from ..io.files import atomic_file
+from ..io.util import PathLike
 
 
 def _k_values(result: Dict) -> Sequence[int]:

@@ -9,7 +9,7 @@ from typing import Callable, Dict, Iterable, Optional, Tuple
 
 from spacy.training import Example
 
-from ..ids import split_gold_ids
+from ..kb.ids import split_gold_ids
 
 NO_ID = ("", "-1", "-")
 

@@ -27,10 +27,10 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy
 from scipy import sparse
 
-from ..dictionary import ConceptDictionary
+from ..kb.dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
-from ..files import atomic_file, read_json
-from ..util import PathLike
+from ..io.files import atomic_file, read_json
+from ..io.util import PathLike
 
 ROLES = ("train", "validation", "test", "zero_shot")
 TRAIN, VALIDATION, TEST, ZERO_SHOT = range(4)
@@ -294,7 +294,7 @@ def encoder_for_evaluation(encoder: str, *, vectors_path: Optional[PathLike] = N
     (a no-op for trained weights; a hybrid's TF-IDF part is fitted). covered(text) says
     whether a word-vector encoder knows any word of text (None for other encoders).
     """
-    from ..wordvectors import WordVectors
+    from ..training.wordvectors import WordVectors
 
     if encoder in ("sgw", "sgw-cca"):
         if vectors_path is None:

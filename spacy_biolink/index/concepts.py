@@ -10,7 +10,7 @@ from typing import List, Optional, Tuple
 import numpy
 from scipy import sparse
 
-from ..dictionary import ConceptDictionary
+from ..kb.dictionary import ConceptDictionary
 from .sparse import NameIndex
 
 Candidates = List[Tuple[int, float]]  # (concept index, score), best first

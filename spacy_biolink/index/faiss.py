@@ -7,7 +7,7 @@ from scipy import sparse
 from tqdm import tqdm
 
 from ..errors import BioLinkError, Errors
-from ..util import read_arrays
+from ..io.util import read_arrays
 from .sparse import NameIndex, SearchResult, _empty_result
 
 

@@ -12,7 +12,7 @@ import srsly
 from scipy import sparse
 
 from ..errors import BioLinkError, Errors
-from ..util import read_arrays, write_arrays
+from ..io.util import read_arrays, write_arrays
 
 SearchResult = Tuple[numpy.ndarray, numpy.ndarray]
 

@@ -12,8 +12,8 @@ import string
 from typing import Dict, Mapping, Optional
 
 from ..errors import BioLinkError, Errors
-from ..files import check_no_control_characters, iter_lines
-from ..util import PathLike
+from ..io.files import check_no_control_characters, iter_lines
+from ..io.util import PathLike
 
 # Replaced by a space, not deleted, so "non-small-cell" keeps its word boundaries.
 _PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]")

@@ -15,7 +15,7 @@ import numpy
 from scipy import sparse
 from tqdm import tqdm
 
-from ..dictionary import ConceptDictionary
+from ..kb.dictionary import ConceptDictionary
 from ..encoders.saved import META_FILE, save_encoder
 from ..text.normalize import MentionNormalizer
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint

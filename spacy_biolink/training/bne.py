@@ -26,7 +26,7 @@ from ..encoders.saved import save_encoder
 from ..encoders.torch_wrapper import torch_module
 from ..errors import BioLinkError, Errors
 from ..evaluation.synonym_retrieval import SPLIT_FILE, TRAIN, SynonymSplit
-from ..wordvectors import WordVectors
+from .wordvectors import WordVectors
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import MentionPairs, corpus_mention_pairs, dictionary_name_pairs, read_dictionary
 from .dev import dev_accuracy

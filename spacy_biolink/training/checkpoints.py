@@ -7,7 +7,7 @@ shipped is the safetensors model written by encoders.saved.save_encoder.
 from pathlib import Path
 from typing import Dict, Optional
 
-from ..files import atomic_file
+from ..io.files import atomic_file
 
 CHECKPOINT_FILE = "checkpoint.pt"
 

@@ -2,11 +2,11 @@
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
-from ..augment import AugmentStats, gold_name_pairs
-from ..dictionary import ConceptDictionary
+from ..kb.augment import AugmentStats, gold_name_pairs
+from ..kb.dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
-from ..readers import load_dictionary
-from ..util import PathLike
+from ..kb.readers import load_dictionary
+from ..io.util import PathLike
 
 
 @dataclass

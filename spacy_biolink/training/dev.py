@@ -7,8 +7,8 @@ from typing import Dict, Optional, Sequence, Set
 
 from thinc.api import Model
 
-from ..dictionary import ConceptDictionary
-from ..util import PathLike
+from ..kb.dictionary import ConceptDictionary
+from ..io.util import PathLike
 
 
 def build_linker(encoder: Model, dictionary: ConceptDictionary, *,

@@ -35,9 +35,9 @@ from typing import Collection, Dict, Iterator, List, Optional, Sequence, Set, Tu
 
 import numpy
 
-from ..dictionary import Concept, ConceptDictionary
+from ..kb.dictionary import Concept, ConceptDictionary
 from ..errors import BioLinkError, Errors
-from ..util import PathLike
+from ..io.util import PathLike
 
 logger = logging.getLogger("spacy_biolink")
 
@@ -289,10 +289,10 @@ def link_corpus_mentions(nlp, full: ConceptDictionary, corpus: PathLike, *,
     Mentions of `dropped` concepts (indices into `full`) and composites (`|` ids) are
     left out and counted in .skipped.
     """
-    from ..linking import Mention
+    from ..linker.policy import Mention
     from ..corpora.pubtator import read_pubtator
-    from ..ids import split_gold_id_parts
-    from ..verify import best_name_finder
+    from ..kb.ids import split_gold_id_parts
+    from ..linker.stages.verifier import best_name_finder
 
     linker = nlp.get_pipe("bio_linker")
     linked = linker.dictionary
@@ -343,7 +343,7 @@ def held_out_mentions(full: ConceptDictionary, corpus: PathLike, split: numpy.nd
     `augment`: corpora whose gold mentions join the dictionary as names (of the
     concepts left in it: a removed concept gains none)."""
     from ..corpora.pubtator import read_pubtator
-    from ..ids import split_gold_id_parts
+    from ..kb.ids import split_gold_id_parts
 
     dropped = {c for c in range(full.n_concepts) if split[c] > held_out}
     if removed is None:
@@ -366,7 +366,7 @@ def corpus_training_pairs(full: ConceptDictionary, corpus: PathLike, split: nump
                           ) -> Tuple[PairSet, Dict[str, int]]:
     """Mention-vs-name training pairs from the gold mentions of `corpus`, train-split
     concepts only (see the module docstring). Returns the pairs and what was left out."""
-    from ..verify import best_name_finder
+    from ..linker.stages.verifier import best_name_finder
     from .data import corpus_mention_pairs
 
     by_split = concept_names_by_split(full, split)

@@ -24,7 +24,7 @@ from tqdm import tqdm
 from ..errors import BioLinkError, Errors
 import srsly
 
-from ..rerank import META_FILE, RerankItem, Reranker, fit_temperature, softmax_rows
+from ..linker.stages.reranker import META_FILE, RerankItem, Reranker, fit_temperature, softmax_rows
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .log import TrainingLog
 from .run import require_path
@@ -235,14 +235,14 @@ def load_retriever(config):
 
     value = config.get("paths", {}).get("retriever")
     if value not in (None, "", "null"):
-        from ..pipeline import load_linker_pipeline
+        from ..linker.pipeline import load_linker_pipeline
 
         path = Path(value)
         if not path.is_dir():
             raise BioLinkError(Errors.E533.format(path=path, reason="no such directory"))
         nlp = load_linker_pipeline(path)
         return nlp, find_linker(nlp, path)
-    from ..pipeline import init_linker
+    from ..linker.pipeline import init_linker
 
     nlp = init_linker(None, require_path(config, "dictionary"))
     return nlp, find_linker(nlp)
@@ -254,9 +254,9 @@ def corpus_items(nlp, linker, corpus, k: int, *, add_gold: bool = False, limit: 
     `corpus` with one gold concept part known to the dictionary; `limit` > 0 keeps a
     seeded random `limit` of them. add_gold puts a missed gold concept in place of the
     k-th candidate (with that candidate's score)."""
-    from ..linking import Mention
+    from ..linker.policy import Mention
     from ..corpora.pubtator import read_pubtator
-    from ..ids import split_gold_id_parts
+    from ..kb.ids import split_gold_id_parts
 
     dictionary = linker.dictionary
     found: List[Tuple[Mention, set]] = []

@@ -8,7 +8,7 @@ from confection import ConfigValidationError
 from thinc.api import Config, fix_random_seed
 
 from ..errors import BioLinkError, Errors
-from ..util import PathLike
+from ..io.util import PathLike
 
 logger = logging.getLogger("spacy_biolink")
 
@@ -32,8 +32,8 @@ def train_from_config(config_path: PathLike, output_dir: PathLike, *,
     """Train an encoder as the config file's [training] block says and return the saved meta.
     `overrides` (e.g. {"paths.train": ...}) are checked against the config; a missing file,
     bad override or config without [training] raises BioLinkError."""
-    from ..config_overrides import check_overrides, fill_function_blocks
-    from ..files import read_config
+    from ..cli.overrides import check_overrides, fill_function_blocks
+    from ..io.files import read_config
 
     config_path = Path(config_path)
     if not config_path.exists():

@@ -11,7 +11,7 @@ names, as the linker will show them to the verifier (pairs.corpus_training_pairs
 concepts only). With [paths] dev, the dev corpus is linked as in the NIL benchmark (its
 dev-split concepts removed from the dictionary, pairs.held_out_mentions): the epoch kept
 is then the one whose p(synonym) best tells right top candidates from wrong ones there
-(dev link AUC), and every NIL rule of verify.py is fitted on those mentions; nil_rule
+(dev link AUC), and every NIL rule of linker/stages/verifier.py is fitted on those mentions; nil_rule
 says which one the saved verifier applies ("auto": the one with the most dev NIL answers
 within nil_max_accuracy_loss).
 
@@ -33,12 +33,12 @@ from spacy import util
 from thinc.api import Config
 from tqdm import tqdm
 
-from ..dictionary import ConceptDictionary
+from ..kb.dictionary import ConceptDictionary
 from ..encoders.saved import save_encoder
 from ..encoders.siamese import N_RESERVED, WordVocab, pair_inputs
 from ..errors import BioLinkError, Errors
 from ..evaluation.pair_scores import best_f1_threshold, evaluate_pairs
-from ..wordvectors import WordVectors, tokenize
+from .wordvectors import WordVectors, tokenize
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import read_dictionary
 from .log import TrainingLog
@@ -249,7 +249,8 @@ def fit_rules(model, links: LinkedMentions, *, nil_rule: str = "auto",
     """meta.json's `nil_rules` (every rule's dev-fitted settings), `nil_rule` (the one to
     apply; "auto": the most dev NIL answers, the simpler rule among equals) and
     `nil_dev` (the dev mentions and the score-only rule for comparison)."""
-    from ..verify import NIL_RULES, choose_nil_rule, fit_nil_rules
+    from ..linker.stages.verifier import NIL_RULES
+    from .nil_rule import choose_nil_rule, fit_nil_rules
 
     probs, has = _link_arrays(model, links)
     fitted = fit_nil_rules(probs, links.top_scores(), links.top_correct(),

@@ -1,0 +1,36 @@
+"""`python -m spacy_biolink ...`: build, evaluate and use linking pipelines.
+
+One module per command group, each adding its commands to the one typer app:
+build.py (init-linker, assemble, convert), train.py (train-vectors, train),
+evaluate.py (evaluate, evaluate-e2e, report, eval-synonyms, eval-relatedness,
+score-pairs, eval-pairs), link.py (link, visualize); app.py holds what they share.
+"""
+import logging
+
+from . import build, evaluate, link, train  # noqa: F401  (each adds its commands to `app`)
+from .app import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """The `spacy-biolink` command."""
+    log_info_to_stderr()
+    app()
+
+
+def log_info_to_stderr() -> None:
+    """INFO lines of this package and of spaCy on stderr, each once.
+
+    spaCy's logger has a handler of its own and propagates to the root logger, so a
+    handler on the root (`logging.basicConfig`) would print every spaCy line twice: the
+    handler goes on this package's logger instead, and spaCy's is set to INFO as
+    `spacy train` sets it.
+    """
+    package_logger = logging.getLogger("spacy_biolink")
+    if not package_logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        package_logger.addHandler(handler)
+    package_logger.setLevel(logging.INFO)
+    logging.getLogger("spacy").setLevel(logging.INFO)

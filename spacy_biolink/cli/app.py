@@ -1,0 +1,77 @@
+"""The `spacy_biolink` command group and what its commands share: one-line errors, corpus
+filters, and writing an output atomically with one "Wrote" line."""
+import json
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+from wasabi import msg
+
+from ..errors import BioLinkError, Errors
+from ..io.files import atomic_file
+
+app = typer.Typer(name="spacy_biolink", add_completion=False, no_args_is_help=True,
+                  pretty_exceptions_enable=False,
+                  help="Biomedical entity linking for spaCy.")
+
+
+def write_output(path: Path, content: Any, *, said: str = "") -> None:
+    """Write `content` to `path` atomically (a str as text, anything else as indented JSON)
+    and say so once: `Wrote PATH` followed by `said`."""
+    with atomic_file(path) as fileh:
+        if isinstance(content, str):
+            fileh.write(content)
+        else:
+            json.dump(content, fileh, indent=2)
+    msg.good(f"Wrote {path}{said}")
+
+
+def fail_cleanly(func):
+    """Show a BioLinkError as one readable line and exit 1, instead of a traceback."""
+    import functools
+
+    from confection import ConfigValidationError
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except BioLinkError as err:
+            msg.fail(str(err), exits=1)
+        except ConfigValidationError as err:
+            # spaCy's own message already lists the setting and what is wrong with it
+            msg.fail("The config is not valid:", str(err).strip(), exits=1)
+
+    return wrapper
+
+
+def corpus_filters(types: Optional[str], pmids: Optional[Path]):
+    """--types "A,B" and --pmids FILE (one PMID a line) as sets; None where not given."""
+    from ..io.files import check_no_control_characters, iter_lines
+
+    type_set = {t.strip() for t in types.split(",") if t.strip()} if types else None
+    pmid_set = None
+    if pmids is not None:
+        pmid_set = set()
+        for line_no, line in iter_lines(pmids, "--pmids file"):
+            check_no_control_characters(pmids, line_no, line.strip(), "a PMID")
+            if line.strip():
+                pmid_set.add(line.strip())
+    return type_set, pmid_set
+
+
+def parse_ks(value: str) -> List[int]:
+    """--ks "1,5,10" as sorted distinct integers >= 1, with 1 and 5 (the printed ones)."""
+    try:
+        ks = {int(k) for k in value.split(",") if k.strip()}
+    except ValueError:
+        raise BioLinkError(Errors.E481.format(option="--ks", value=value)) from None
+    if any(k < 1 for k in ks):
+        raise BioLinkError(Errors.E481.format(option="--ks", value=value))
+    return sorted(ks | {1, 5})
+
+
+def check_at_least(option: str, value: int, minimum: int) -> None:
+    if value < minimum:
+        raise BioLinkError(Errors.E480.format(option=option, what=f"an integer >= {minimum}",
+                                              value=value))

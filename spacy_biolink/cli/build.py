@@ -1,0 +1,138 @@
+"""init-linker, assemble and convert: pipelines and corpora to build from files."""
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from wasabi import msg
+
+from ..io.files import check_output_path
+from .app import app, corpus_filters, fail_cleanly
+
+
+@app.command("init-linker", context_settings={"allow_extra_args": True,
+                                              "ignore_unknown_options": True})
+@fail_cleanly
+def init_linker_cli(
+    ctx: typer.Context,
+    output_dir: Path = typer.Argument(..., help="Directory for the pipeline (spacy.load opens it)"),
+    dictionary: Path = typer.Option(..., "--dictionary", "-d", help="Dictionary file (.gz ok)"),
+    format: Optional[str] = typer.Option(None, "--format", "-f",
+                                         help="medic|biosyn|ctd|tsv|jsonl|umls|obo; inferred "
+                                              "from the content if omitted (umls: the META "
+                                              "directory or MRCONSO.RRF)"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c",
+                                          help="Pipeline .cfg to use instead of the default"),
+    languages: Optional[str] = typer.Option(None, "--languages",
+                                            help="umls: LAT values to keep, comma-separated "
+                                                 "(default ENG; 'all' for every language)"),
+    sources: Optional[str] = typer.Option(None, "--sources",
+                                          help="umls: SABs to keep, e.g. MSH,SNOMEDCT_US "
+                                               "(default all)"),
+    keep_suppressed: bool = typer.Option(False, "--keep-suppressed",
+                                         help="umls: keep strings whose SUPPRESS is not N"),
+    semantic_types: Optional[str] = typer.Option(None, "--semantic-types",
+                                                 help="umls (and jsonl types): keep concepts "
+                                                      "of these TUIs or semantic groups, "
+                                                      "e.g. DISO,T121"),
+    code_sources: Optional[str] = typer.Option(None, "--code-sources",
+                                               help="umls: SABs whose codes become alternative "
+                                                    "ids, e.g. MSH,OMIM (MeSH ids bare, "
+                                                    "OMIM:n); default none"),
+    synonym_scopes: Optional[str] = typer.Option(None, "--synonym-scopes",
+                                                 help="obo: synonym scopes that become names "
+                                                      "(default EXACT; e.g. EXACT,RELATED)"),
+    xref_prefixes: Optional[str] = typer.Option(None, "--xref-prefixes",
+                                                help="obo: xref prefixes that become "
+                                                     "alternative ids (default MESH,MSH,OMIM,"
+                                                     "MIM,UMLS,UMLS_CUI; 'none' for none)"),
+    augment: List[Path] = typer.Option([], "--augment", "-a",
+                                       help="PubTator corpus whose gold mentions join the "
+                                            "dictionary (repeatable: train, dev)"),
+    spelling_map: Optional[Path] = typer.Option(None, "--spelling-map",
+                                                help="`wrong||right` file of mention typos"),
+    encoder: Optional[Path] = typer.Option(None, "--encoder", "-e",
+                                           help="Trained encoder directory (from `train`) "
+                                                "instead of the config's TF-IDF encoder"),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
+    verifier: Optional[Path] = typer.Option(None, "--verifier",
+                                            help="Trained synonymy verifier (train "
+                                                 "configs/siamese.cfg): rejects candidates"),
+    verifier_mode: str = typer.Option("nil", "--verifier-mode",
+                                      help="nil: a rejected top candidate makes the mention "
+                                           "NIL; next: try the next candidates"),
+    verifier_threshold: Optional[float] = typer.Option(
+        None, "--verifier-threshold", help="Default: the dev-chosen one in its meta.json"),
+    reranker: Optional[Path] = typer.Option(None, "--reranker",
+                                            help="Trained cross-encoder reranker (train "
+                                                 "configs/reranker.cfg): reorders the top "
+                                                 "candidates reading each mention in context"),
+):
+    """Build a blank English pipeline with bio_linker over DICTIONARY and save it; config
+    settings can be overridden as in `spacy assemble` (--components.bio_linker.k 10, or
+    --components.bio_linker.index.kind hnsw for a dense encoder's approximate index)."""
+    import time
+
+    from spacy.cli._util import parse_config_overrides
+
+    from ..linker.pipeline import init_linker
+
+    def listed(value: Optional[str], empty: str):
+        if value is None:
+            return None
+        if value.strip().lower() == empty:
+            return []
+        return [part.strip() for part in value.split(",") if part.strip()]
+
+    filters = {"languages": listed(languages, "all"), "sources": listed(sources, "all"),
+               "suppressed": True if keep_suppressed else None,
+               "semantic_types": listed(semantic_types, "all"),
+               "synonym_scopes": listed(synonym_scopes, "none"),
+               "xref_prefixes": listed(xref_prefixes, "none"),
+               "code_sources": listed(code_sources, "none")}
+    started = time.perf_counter()
+    nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
+                      augment=augment, spelling_map=spelling_map, encoder=encoder, force=force,
+                      verifier=verifier, verifier_mode=verifier_mode,
+                      verifier_threshold=verifier_threshold, reranker=reranker,
+                      overrides=parse_config_overrides(ctx.args), dictionary_filters=filters)
+    linker = nlp.get_pipe("bio_linker")
+    msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
+             f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")
+
+
+@app.command("assemble")
+@fail_cleanly
+def assemble_cli(
+    ner_dir: Path = typer.Argument(..., help="Trained NER pipeline (spacy train ... model-best)"),
+    linker_dir: Path = typer.Argument(..., help="Saved pipeline with bio_linker (init-linker)"),
+    output_dir: Path = typer.Argument(..., help="Directory for the joined pipeline"),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
+):
+    """Add LINKER_DIR's bio_linker after NER_DIR's ner and save: a text-in, links-out pipeline."""
+    from ..linker.assemble import assemble_pipeline
+
+    nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force)
+    msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
+
+
+@app.command("convert")
+@fail_cleanly
+def convert_cli(
+    input_path: Path = typer.Argument(..., help="PubTator corpus (.gz ok)"),
+    output_path: Path = typer.Argument(..., help="DocBin to write (.spacy)"),
+    types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
+    pmids: Optional[Path] = typer.Option(None, "--pmids", help="File of PMIDs to keep, one a line"),
+):
+    """Convert a PubTator corpus to a spaCy DocBin for `spacy train` and end-to-end evaluation."""
+    from ..corpora import convert_pubtator
+
+    check_output_path(output_path, what="the DocBin", example="train.spacy")
+    type_set, pmid_set = corpus_filters(types, pmids)
+    stats = convert_pubtator(input_path, output_path, types=type_set, pmids=pmid_set)
+    msg.good(f"Wrote {output_path}")
+    msg.table([("docs", stats.docs), ("mentions", stats.mentions),
+               ("without id (kb_id \"\")", stats.without_id), ("ents", stats.ents),
+               ("misaligned (widened to tokens)", stats.misaligned),
+               ("overlapping (not in ents)", stats.overlapping_dropped),
+               ("unplaceable (left out)", stats.unplaceable),
+               ("text mismatches", stats.text_mismatches)])

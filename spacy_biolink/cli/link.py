@@ -1,0 +1,154 @@
+"""link and visualize: documents in, linked JSONL (locally or on Ray) or a displaCy page out."""
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from wasabi import msg
+
+from ..errors import BioLinkError, Errors
+from ..io.files import check_output_path
+from .app import app, check_at_least, fail_cleanly, write_output
+
+
+@app.command("link")
+@fail_cleanly
+def link_cli(
+    input_path: Path = typer.Argument(..., help=".txt (one document a line) or .jsonl "
+                                                "({\"text\": ...} a line, other keys kept); .gz ok"),
+    model: Path = typer.Option(..., "--model", "-m", help="Saved pipeline with bio_linker "
+                                                          "(and an ner, to find entities)"),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL to write, one object a document"),
+    format: Optional[str] = typer.Option(None, "--format", "-f",
+                                         help="txt|jsonl; inferred from INPUT's name if omitted"),
+    batch_size: int = typer.Option(64, "--batch-size", "-b", help="Documents per nlp.pipe batch"),
+    n_process: int = typer.Option(1, "--n-process", "-n", help="Worker processes for nlp.pipe"),
+    engine: str = typer.Option("local", "--engine", help="local: one process, one file; ray: "
+                               "INPUT a file or directory of shards, OUTPUT a directory"),
+    num_workers: Optional[int] = typer.Option(None, "--num-workers", help="ray: actors, each "
+                                              "loads the pipeline once (default: cluster CPUs)"),
+    address: Optional[str] = typer.Option(None, "--address", help="ray: cluster to join "
+                                          "(auto, ray://HOST:10001); default: a local one"),
+    num_gpus: Optional[float] = typer.Option(None, "--num-gpus", help="ray: GPUs per actor"),
+    output_format: Optional[str] = typer.Option(None, "--output-format",
+                                                help="ray: jsonl (default) or parquet"),
+    code: Optional[Path] = typer.Option(None, "--code", help="ray: Python file each worker "
+                                        "imports first (custom components)"),
+):
+    """Find and link the entities of every document of INPUT; write them as JSON lines."""
+    import time
+
+    if engine != "local":
+        return _link_distributed(input_path, model, output, engine=engine, batch_size=batch_size,
+                                 num_workers=num_workers, address=address, num_gpus=num_gpus,
+                                 output_format=output_format, code=code)
+    ray_only = {"--num-workers": num_workers, "--address": address, "--num-gpus": num_gpus,
+                "--output-format": output_format, "--code": code}
+    if any(value is not None for value in ray_only.values()):
+        raise BioLinkError(Errors.E809.format(
+            options=", ".join(k for k, v in ray_only.items() if v is not None)))
+    if input_path.is_dir():
+        raise BioLinkError(Errors.E810.format(path=input_path))
+    from ..runners.local import link_file
+
+    started = time.perf_counter()
+    stats = link_file(model, input_path, output, format=format, batch_size=batch_size,
+                      n_process=n_process)
+    msg.good(f"Wrote {output} ({time.perf_counter() - started:.1f}s)")
+    msg.table([("docs", stats.docs), ("entities", stats.entities), ("linked", stats.linked),
+               ("NIL", stats.nil), ("docs without entities", stats.docs_without_entities)])
+
+
+def _link_distributed(input_path: Path, model: Path, output: Path, *, engine: str, **options):
+    """`link --engine ray`: spacy_biolink.runners.distributed does the work; this only reports."""
+    from ..runners.distributed import link_corpus
+
+    if engine != "ray":
+        raise BioLinkError(Errors.E811.format(what="engine", value=engine, options="local, ray"))
+    options = {k: v for k, v in options.items() if v is not None}
+    report = link_corpus(input_path, model, output, **options)
+    msg.good(f"Wrote {report['shards_done_now']} shard(s) to {output} "
+             f"({report['this_run']['docs_per_second']} docs/s, {report['seconds']:.1f}s); "
+             f"{report['shards_done_earlier']} done earlier; report: {output / '_report.json'}")
+    msg.table([("docs in", report["docs_in"]), ("docs out", report["docs_out"]),
+               ("malformed (not linked)", report["errors"]), ("entities", report["entities"])])
+
+
+def _parse_kb_url_template(value: Optional[str]):
+    """A URL with {}, or a JSON object {"PREFIX": URL, "": URL} for ids of several sources;
+    checked here, before any work (http(s) only, exactly one {})."""
+    from ..runners.visualize import KbUrls
+
+    if value is None:
+        return value
+    template = value
+    if value.lstrip().startswith("{\""):
+        try:
+            template = json.loads(value)
+        except json.JSONDecodeError as err:
+            from ..errors import Errors
+
+            raise BioLinkError(Errors.E755.format(value=value, reason=f"not valid JSON: {err}")) from None
+    KbUrls(template, source="--kb-url-template")
+    return template
+
+
+@app.command("visualize")
+@fail_cleanly
+def visualize_cli(
+    model: Path = typer.Argument(..., help="Saved pipeline with bio_linker"),
+    input_path: Optional[Path] = typer.Argument(None, help=".txt or .jsonl documents (as for "
+                                                           "`link`; a .jsonl \"entities\" list "
+                                                           "gives the spans to link)"),
+    text: Optional[str] = typer.Option(None, "--text", "-t", help="One text instead of INPUT"),
+    output: Path = typer.Option(..., "--output", "-o", help="HTML page to write"),
+    doc: Optional[int] = typer.Option(None, "--doc", help="Show only document N of INPUT (from 0)"),
+    limit: int = typer.Option(20, "--limit", help="Show at most this many documents"),
+    kb_url_template: Optional[str] = typer.Option(
+        None, "--kb-url-template",
+        help="URL with {} for the id, or JSON {\"OMIM\": \"https://omim.org/entry/{}\", \"\": URL}. "
+             "Default: the pipeline's meta biolink.kb_url_template, else MeSH + OMIM pages"),
+):
+    """Write an HTML page (displaCy) of the linked entities, each id a link to its concept."""
+    from ..errors import Errors
+    from ..runners.local import (InputDocument, make_input_doc, read_input_documents,
+                                 warn_if_nothing_to_link)
+    from ..linker.pipeline import load_linker_pipeline
+    from ..runners.visualize import MEDIC_KB_URL_TEMPLATES, kb_url_template_of, render_linked
+
+    check_output_path(output, what="the HTML page", example="linked.html")
+    if (input_path is None) == (text is None):
+        raise BioLinkError(Errors.E757.format(got="both" if text is not None else "neither"))
+    check_at_least("--limit", limit, 1)
+    if input_path is not None:
+        documents = list(read_input_documents(input_path))
+        if doc is not None:
+            if not 0 <= doc < len(documents):
+                raise BioLinkError(Errors.E756.format(index=doc, path=input_path, n=len(documents)))
+            documents = [documents[doc]]
+        documents = documents[:limit]
+    else:
+        documents = [InputDocument(text=text, line=1)]
+    template = _parse_kb_url_template(kb_url_template)
+    nlp = load_linker_pipeline(model)
+    if "bio_linker" not in nlp.pipe_names:
+        raise BioLinkError(Errors.E402.format(path=model, pipes=nlp.pipe_names))
+    if template is None:
+        template = kb_url_template_of(nlp, MEDIC_KB_URL_TEMPLATES,
+                                      source=f"{Path(model) / 'meta.json'}")
+    warn_if_nothing_to_link(nlp, sum(d.entities is None for d in documents), len(documents),
+                            model_path=model)
+    docs = []
+    for document, linked in zip(documents, nlp.pipe(make_input_doc(nlp, d, input_path or "--text")
+                                                    for d in documents)):
+        keys = document.passthrough
+        title = keys.get("title") or keys.get("id") \
+            or (f"PMID {keys['pmid']}" if keys.get("pmid") else None)
+        if title is not None:
+            linked.user_data["title"] = str(title)
+        docs.append(linked)
+    nil_id = nlp.get_pipe("bio_linker").cfg.get("nil_id", "NIL")
+    html = render_linked(docs, kb_url_template=template, nil_id=nil_id, page=True,
+                         kb=nlp.get_pipe("bio_linker").kb)
+    n_ents = sum(len(d.ents) for d in docs)
+    write_output(output, html, said=f": {len(docs)} document(s), {n_ents} entities")

@@ -1,0 +1,87 @@
+"""train-vectors and train: word vectors and name encoders."""
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from wasabi import msg
+
+from ..io.files import check_output_path
+from .app import app, fail_cleanly
+
+
+@app.command("train-vectors")
+@fail_cleanly
+def train_vectors_cli(
+    output_dir: Path = typer.Argument(..., help="Directory for words.txt + vectors.npy"),
+    corpus: List[Path] = typer.Option([], "--corpus", "-c",
+                                      help="PubTator corpus whose titles/abstracts are "
+                                           "training text (repeatable)"),
+    dictionary: Optional[Path] = typer.Option(None, "--dictionary", "-d",
+                                              help="Dictionary whose names are training text"),
+    algorithm: str = typer.Option("fasttext", "--algorithm", help="fasttext|word2vec"),
+    dim: int = typer.Option(200, "--dim"),
+    window: int = typer.Option(5, "--window"),
+    min_count: int = typer.Option(1, "--min-count"),
+    epochs: int = typer.Option(10, "--epochs"),
+    seed: int = typer.Option(0, "--seed"),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
+):
+    """Train word vectors (gensim, skip-gram) on corpora and dictionary names."""
+    import time
+
+    from ..kb.readers import load_dictionary
+    from ..training.wordvectors import corpus_sentences, tokenize, train_word_vectors
+
+    check_output_path(output_dir, kind="dir", what="the word vectors", force=force)
+    started = time.perf_counter()
+    names = list(load_dictionary(dictionary).names) if dictionary is not None else []
+    sentences = list(corpus_sentences(corpus, names))
+    vectors = train_word_vectors(sentences, algorithm=algorithm, dim=dim, window=window,
+                                 min_count=min_count, epochs=epochs, seed=seed,
+                                 extra_words={w for n in names for w in tokenize(n)})
+    meta = {"algorithm": algorithm, "dim": dim, "window": window, "min_count": min_count,
+            "epochs": epochs, "seed": seed, "corpora": [str(p) for p in corpus],
+            "dictionary": str(dictionary) if dictionary else None,
+            "sentences": len(sentences), "words": len(vectors),
+            "dictionary_coverage": vectors.coverage(names) if names else None}
+    vectors.to_disk(output_dir, meta)
+    msg.good(f"Saved {len(vectors)} word vectors ({dim}-d) to {output_dir} "
+             f"({time.perf_counter() - started:.1f}s)")
+
+
+@app.command("train", context_settings={"allow_extra_args": True,
+                                        "ignore_unknown_options": True})
+@fail_cleanly
+def train_cli(
+    ctx: typer.Context,
+    config_path: Path = typer.Argument(..., help="Training config (configs/*.cfg)"),
+    output: Path = typer.Option(..., "--output", "-o", help="Directory for the trained encoder"),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUTPUT's last checkpoint"),
+    force: bool = typer.Option(False, "--force", help="Train into a non-empty OUTPUT: its "
+                               "contents are deleted when training starts"),
+):
+    """Train a name encoder from a config; settings can be overridden as in `spacy train`
+    (--paths.dictionary FILE --paths.train FILE --training.max_epochs 3 ...)."""
+    import shutil
+
+    from spacy.cli._util import parse_config_overrides
+
+    from ..training import train_from_config
+
+    # The trainers write checkpoints into OUTPUT as they go (for --resume), so it cannot
+    # be swapped in at the end like init-linker's: an existing one is refused, or with
+    # --force emptied.
+    check_output_path(output, kind="dir", what="the trained encoder", force=force or resume)
+    if force and not resume and output.is_dir():
+        for child in output.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+
+    meta = train_from_config(config_path, output, overrides=parse_config_overrides(ctx.args),
+                             resume=resume)
+    msg.good(f"Saved trained encoder to {output}")
+    scores = {k: v for k, v in meta.items() if isinstance(v, (int, float))}
+    if scores:
+        msg.table(sorted(scores.items()))

@@ -1,0 +1,3 @@
+"""Files in and out: the one opener for user files and the atomic writer (files.py), small
+array and path helpers (util.py), name-pair files (pair_files.py), and the checks a
+received model must pass before anything is read into it (safe_models.py)."""

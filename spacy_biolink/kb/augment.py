@@ -1,0 +1,135 @@
+"""Dictionary augmentation: gold corpus mentions become names of their concepts.
+
+BioSyn and Triplet-Search both merge the training mentions into the dictionary before
+evaluating (train+dev for test, train for dev): a test mention seen in training then
+matches exactly. The mentions go through the linker's own abbreviation resolution and
+composite splitting, so what is added is what a query will look like.
+"""
+from dataclasses import dataclass
+from itertools import permutations
+from typing import Callable, List, Optional, Sequence, Set, Tuple
+
+from spacy.tokens import Doc
+
+from ..corpora.pubtator import read_pubtator
+from .dictionary import ConceptDictionary
+from .ids import split_gold_id_parts
+from ..text.composites import split_composite
+from ..io.util import PathLike
+
+
+@dataclass
+class AugmentStats:
+    mentions: int = 0
+    added: int = 0
+    no_id: int = 0
+    # `D1+D2`: a name for several concepts at once is a synonym of none of them.
+    combined: int = 0
+    # A composite that does not split into one part per id, or whose parts cannot be
+    # told apart by the names of its concepts, cannot say which part is which.
+    composite_mismatch: int = 0
+    unknown_id: int = 0
+
+    def summary(self) -> str:
+        """One sentence for the log: names added and the mentions skipped, by reason."""
+        return (f"augmented the dictionary with {self.added} names from {self.mentions} "
+                f"corpus mentions (skipped: {self.no_id} without an id, {self.combined} "
+                f"combined `+` ids, {self.composite_mismatch} composites that do not split "
+                f"into one part per id, {self.unknown_id} with an id not in the dictionary)")
+
+
+def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
+                       make_doc: Callable[[str], Doc], *, short_forms: bool = True
+                       ) -> Tuple[ConceptDictionary, AugmentStats]:
+    """`dictionary` with the gold mentions of PubTator `corpora` added as names.
+
+    linker: the BioLinker whose preprocessing (abbreviations, composite splitting) the
+        mentions go through.
+    short_forms: also add a mention's own text when abbreviation resolution changed it.
+        A short form used in a later document without its definition ("HTN", "MI") then
+        still has a name to match; one defined there is resolved before it is searched.
+    """
+    pairs, stats = gold_name_pairs(dictionary, corpora, linker, make_doc,
+                                   short_forms=short_forms)
+    augmented, unknown = dictionary.with_names(pairs, source="<augmented dictionary>")
+    stats.unknown_id = len(unknown)
+    stats.added = len(pairs) - len(unknown)
+    return augmented, stats
+
+
+def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
+                    make_doc: Callable[[str], Doc], *, short_forms: bool = False
+                    ) -> Tuple[List[Tuple[str, str]], AugmentStats]:
+    """(mention text as the linker would query it, gold id) for every gold mention of
+    `corpora` that names one concept; composites contribute one pair per part.
+    short_forms: also (the mention's own text, id) where abbreviation resolution changed
+    the text of a mention with one id.
+
+    This is both the augmentation and the training data of the trainable encoders.
+    """
+    from ..linker.policy import Mention
+
+    stats = AugmentStats()
+    pairs: List[Tuple[str, str]] = []
+    for path in corpora:
+        for document in read_pubtator(path):
+            doc = make_doc(document.text)
+            mentions = [Mention(doc, m.start, m.end, m.text) for m in document.mentions]
+            for gold, text in zip(document.mentions, linker.resolved_texts(mentions)):
+                stats.mentions += 1
+                id_parts = split_gold_id_parts(gold.raw_ids)
+                if not any(id_parts):
+                    stats.no_id += 1
+                    continue
+                names = [text]
+                if short_forms and len(id_parts) == 1 and len(id_parts[0]) == 1:
+                    raw = " ".join(gold.text.split())
+                    if raw != text:
+                        pairs.append((raw, id_parts[0][0]))
+                if len(id_parts) > 1:
+                    names = split_composite(text) if linker.cfg["split_composites"] else []
+                    order = align_parts(names, id_parts, dictionary, linker.normalizer.name)
+                    if order is None:
+                        stats.composite_mismatch += 1
+                        continue
+                    id_parts = [id_parts[i] for i in order]
+                for name, ids in zip(names, id_parts):
+                    if len(ids) == 1:
+                        pairs.append((name, ids[0]))
+                    elif ids:
+                        stats.combined += 1
+    return pairs, stats
+
+
+# Beyond this many parts, trying every pairing costs more than the few names are worth.
+MAX_PARTS_TO_ALIGN = 6
+
+
+def align_parts(parts: List[str], id_parts: List[List[str]], dictionary: ConceptDictionary,
+                fold: Callable[[str], str]) -> Optional[List[int]]:
+    """Which id part each text part names, as an order of id_parts; None when unclear.
+
+    The corpora do not always list a composite's ids in text order ("ovarian and breast
+    cancer" may carry D001943|D010051), so each part goes to the concept whose names share
+    most words with it; a tie between two pairings means the names cannot tell.
+    """
+    if len(parts) != len(id_parts) or len(parts) > MAX_PARTS_TO_ALIGN:
+        return None
+    concept_names = [_concept_word_sets(ids, dictionary, fold) for ids in id_parts]
+    overlap = [[max((_jaccard(set(fold(part).split()), words) for words in names), default=0.0)
+                for names in concept_names] for part in parts]
+    scored = sorted(((sum(overlap[p][i] for p, i in enumerate(order)), order)
+                     for order in permutations(range(len(parts)))), reverse=True)
+    if len(scored) > 1 and scored[0][0] == scored[1][0]:
+        return None
+    return list(scored[0][1])
+
+
+def _concept_word_sets(ids: List[str], dictionary: ConceptDictionary,
+                       fold: Callable[[str], str]) -> List[Set[str]]:
+    concepts = {c for c in (dictionary.concept_index(i) for i in ids) if c is not None}
+    return [set(fold(name).split()) for c in sorted(concepts) for name in dictionary.names_of(c)]
+
+
+def _jaccard(a: Set[str], b: Set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0

@@ -1,0 +1,299 @@
+"""Dictionary readers: each turns a file into Concepts, naming file:line on bad input.
+
+Formats
+- medic:  `ID[|ID...]||name[|synonym...]` (BioSyn's MEDIC file: one concept per line)
+- biosyn: `ID[|ID...]||name` (one name per line; a name may contain `|`)
+- ctd:    CTD's official CTD_diseases.tsv / CTD_chemicals.tsv (tab-separated, `#` comments)
+- tsv:    `name<TAB>id[|alt_id...][<TAB>type]`
+- jsonl:  scispaCy's KB lines {"concept_id", "canonical_name", "aliases", "types", "definition"}
+- umls:   a UMLS release's META directory, or MRCONSO.RRF (readers/umls.py)
+- obo:    OBO 1.4 ontologies: MONDO, HPO, DOID, ChEBI (readers/obo.py)
+"""
+import json
+from pathlib import Path
+from typing import Callable, Dict, Iterator, Optional
+
+from ..dictionary import ID_SEPARATOR, Concept, ConceptDictionary
+from ...errors import BioLinkError, Errors
+from ..ids import normalize_medic_id
+from ...io.files import find_control_character, iter_lines
+from ...io.util import PathLike, open_text  # noqa: F401 - open_text is imported from here
+
+
+def _lines(path: Path) -> Iterator[tuple]:
+    """(line number, text) of the non-blank lines of a dictionary file (files.iter_lines:
+    UTF-8, gzip, BOM dropped, errors with path:line). A control character other than a
+    tab, or a byte-order mark inside a line, is an error: it would end up in an id or a
+    name that no mention can match."""
+    for line_no, line in iter_lines(path, "Dictionary file", control_allowed="\t"):
+        if line.strip():
+            yield line_no, line
+
+
+def _checked(path, line_no, fmt, line, concept: Concept) -> Concept:
+    """`concept`, unless one of its ids or names holds a control character (a tab inside
+    a MEDIC name, a \\u0000 escape in JSON): then a malformed-line error."""
+    # _lines let only tabs through: fields split on tabs, and lines without one, are clean.
+    if fmt != "jsonl" and ("\t" not in line or fmt in ("tsv", "ctd")):
+        return concept
+    for kind, values in (("id", concept.ids), ("name", concept.names)):
+        for value in values:
+            found = find_control_character(value, allow="")
+            if found is not None:
+                raise _malformed(path, line_no, fmt, f"control character {found[1]} in the "
+                                 f"{kind} {value!r}", line)
+    return concept
+
+
+def _malformed(path, line_no, fmt, reason, text) -> BioLinkError:
+    return BioLinkError(Errors.E001.format(path=path, line=line_no, fmt=fmt, reason=reason,
+                                           text=text[:200]))
+
+
+def _split_ids_names(path, line_no, line, fmt):
+    if "||" not in line:
+        raise _malformed(path, line_no, fmt, "no '||' between ids and names", line)
+    raw_ids, raw_names = line.split("||", 1)
+    ids = [normalize_medic_id(i) for i in raw_ids.split(ID_SEPARATOR) if i.strip()]
+    if not ids:
+        raise _malformed(path, line_no, fmt, "no concept id before '||'", line)
+    return ids, raw_names
+
+
+def read_medic(path: PathLike) -> Iterator[Concept]:
+    """Read a MEDIC-style `ids||name|name|...` file: one concept per line, ids split on `|`.
+    A malformed line raises BioLinkError with the file and line number."""
+    for line_no, line in _lines(Path(path)):
+        ids, raw_names = _split_ids_names(path, line_no, line, "medic")
+        names = [n for n in raw_names.split("|") if n.strip()]
+        if not names:
+            raise _malformed(path, line_no, "medic", "no name after '||'", line)
+        yield _checked(path, line_no, "medic", line, Concept(ids, names))
+
+
+def read_biosyn(path: PathLike) -> Iterator[Concept]:
+    """Read a BioSyn dictionary (`ids||name`): one name per line, so a concept with synonyms
+    spans several lines. A malformed line raises BioLinkError with the file and line number."""
+    for line_no, line in _lines(Path(path)):
+        ids, name = _split_ids_names(path, line_no, line, "biosyn")
+        if not name.strip():
+            raise _malformed(path, line_no, "biosyn", "no name after '||'", line)
+        yield _checked(path, line_no, "biosyn", line, Concept(ids, [name]))
+
+
+# CTD's files announce their columns in a comment line: "# Fields:" then "# Name<TAB>...".
+_CTD_DEFAULT_FIELDS = ["DiseaseName", "DiseaseID", "AltDiseaseIDs", "Definition", "ParentIDs",
+                       "TreeNumbers", "ParentTreeNumbers", "Synonyms", "SlimMappings"]
+
+
+def read_ctd(path: PathLike) -> Iterator[Concept]:
+    """Read a CTD vocabulary TSV (e.g. CTD_diseases.tsv); columns come from its `# Fields:` header
+    when present. Ids are normalized like MEDIC's (MESH: prefix dropped, OMIM: added);
+    alternative ids (AltDiseaseIDs) are kept."""
+    fields = list(_CTD_DEFAULT_FIELDS)
+    expect_fields = False
+    for line_no, line in _lines(Path(path)):
+        if line.startswith("#"):
+            text = line.lstrip("#").strip()
+            if text == "Fields:":
+                expect_fields = True
+            elif expect_fields:
+                fields = text.split("\t")
+                expect_fields = False
+            continue
+        cols = dict(zip(fields, line.split("\t")))
+        name_col = next((f for f in fields if f.endswith("Name")), fields[0])
+        id_col = next((f for f in fields if f.endswith("ID")), fields[1])
+        if not cols.get(name_col, "").strip() or not cols.get(id_col, "").strip():
+            raise _malformed(path, line_no, "ctd", f"empty {name_col} or {id_col}", line)
+        ids = [normalize_medic_id(cols[id_col])]
+        alt = next((f for f in fields if f.startswith("Alt") and f.endswith("IDs")), None)
+        if alt and cols.get(alt):
+            ids += [normalize_medic_id(i) for i in cols[alt].split("|") if i.strip()]
+        synonyms = [s for s in cols.get("Synonyms", "").split("|") if s.strip()]
+        yield _checked(path, line_no, "ctd", line, Concept(
+            ids, [cols[name_col]] + synonyms, definition=cols.get("Definition", "")))
+
+
+def read_tsv(path: PathLike) -> Iterator[Concept]:
+    """Read a `name<TAB>id[<TAB>type]` file, one name per line; several ids are joined by `|`.
+    A malformed line raises BioLinkError with the file and line number."""
+    for line_no, line in _lines(Path(path)):
+        cols = line.split("\t")
+        if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
+            raise _malformed(path, line_no, "tsv", "expected name<TAB>id[<TAB>type]", line)
+        ids = [i.strip() for i in cols[1].split(ID_SEPARATOR) if i.strip()]
+        yield _checked(path, line_no, "tsv", line,
+                       Concept(ids, [cols[0]], type=cols[2].strip() if len(cols) > 2 else ""))
+
+
+def read_jsonl(path: PathLike) -> Iterator[Concept]:
+    """Read JSON lines with `concept_id`, `canonical_name`, `aliases`, `types`, `definition`
+    (the scispaCy KB format). A malformed line raises BioLinkError with the file and line number."""
+    for line_no, line in _lines(Path(path)):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise _malformed(path, line_no, "jsonl", f"invalid JSON ({err.msg})", line) from None
+        if not isinstance(record, dict) or not record.get("concept_id"):
+            raise _malformed(path, line_no, "jsonl", "no 'concept_id'", line)
+        _check_json_fields(path, line_no, line, record)
+        names = [record.get("canonical_name") or ""] + list(record.get("aliases") or [])
+        if not any(n.strip() for n in names):
+            raise _malformed(path, line_no, "jsonl", "no 'canonical_name' nor 'aliases'", line)
+        yield _checked(path, line_no, "jsonl", line, Concept(
+            [str(record["concept_id"])], names, type=ID_SEPARATOR.join(record.get("types") or []),
+            definition=record.get("definition") or ""))
+
+
+def _check_json_fields(path, line_no, line, record: dict) -> None:
+    def bad(key, what):
+        return _malformed(path, line_no, "jsonl", f"'{key}' must be {what}", line)
+
+    if not isinstance(record["concept_id"], (str, int)) or isinstance(record["concept_id"], bool):
+        raise bad("concept_id", "a string")
+    for key in ("canonical_name", "definition"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            raise bad(key, "a string")
+    for key in ("aliases", "types"):
+        value = record.get(key)
+        if value is not None and not (isinstance(value, list)
+                                      and all(isinstance(v, str) for v in value)):
+            raise bad(key, "a list of strings")
+
+
+def _read_umls(path: PathLike, **filters) -> Iterator[Concept]:
+    from .umls import read_umls
+
+    return read_umls(path, **filters)
+
+
+def _read_obo(path: PathLike, **filters) -> Iterator[Concept]:
+    from .obo import read_obo
+
+    return read_obo(path, **filters)
+
+
+READERS: Dict[str, Callable[..., Iterator[Concept]]] = {
+    "medic": read_medic,
+    "biosyn": read_biosyn,
+    "ctd": read_ctd,
+    "tsv": read_tsv,
+    "jsonl": read_jsonl,
+    "umls": _read_umls,
+    "obo": _read_obo,
+}
+
+# The filters each format's reader takes (load_dictionary's keyword arguments).
+READER_FILTERS = {"umls": ("languages", "sources", "suppressed", "semantic_types",
+                           "code_sources"),
+                  "obo": ("synonym_scopes", "xref_prefixes")}
+# semantic_types also filters any format whose concepts carry TUIs as types.
+GENERIC_FILTERS = ("semantic_types",)
+
+
+def infer_format(path: PathLike) -> str:
+    """The format of a dictionary file (or UMLS META directory), from its content."""
+    from .sniff import sniff
+
+    path = Path(path)
+    fmt, _ = sniff(path)
+    if fmt is None:
+        if path.is_dir():  # not a META directory: it holds no MRCONSO.RRF
+            raise BioLinkError(Errors.E041.format(path=path))
+        first = next((line for _, line in _lines(path)), "")
+        raise BioLinkError(Errors.E003.format(path=path, first=first[:80]))
+    return fmt
+
+
+def _filter_types(concepts: Iterator[Concept], allowed) -> Iterator[Concept]:
+    for concept in concepts:
+        if not allowed.isdisjoint(concept.type.split(ID_SEPARATOR)):
+            yield concept
+
+
+def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> ConceptDictionary:
+    """Read a dictionary file (plain or .gz), or a UMLS META directory, into a
+    ConceptDictionary.
+
+    format: medic, biosyn, ctd, tsv, jsonl, umls or obo; inferred from the content when
+        None. A named format that the content plainly contradicts is an error (E040).
+    filters (None: the reader's default):
+        umls: languages (["ENG"]), sources (all), suppressed (False),
+            semantic_types (TUIs or semantic groups such as "DISO"; also for jsonl types),
+            code_sources (SABs whose codes become alternative ids, e.g. ["MSH"]; none);
+        obo: synonym_scopes (["EXACT"]), xref_prefixes (MESH, OMIM, UMLS and spellings).
+    """
+    from .sniff import check_format
+
+    path = Path(path)
+    if not path.exists():
+        raise BioLinkError(Errors.E002.format(path=path))
+    fmt = format or infer_format(path)
+    if fmt not in READERS:
+        raise BioLinkError(Errors.E004.format(fmt=fmt, path=path, formats=", ".join(READERS)))
+    if path.is_dir() and fmt != "umls":
+        raise BioLinkError(Errors.E041.format(path=path))
+    if format is not None and not path.is_dir():
+        check_format(path, format)
+    given = {key: value for key, value in filters.items() if value is not None}
+    if not given.get("semantic_types", True):
+        del given["semantic_types"]  # [] is no filter, not "no type at all"
+    own = READER_FILTERS.get(fmt, ())
+    for key in given:
+        if key not in own and key not in GENERIC_FILTERS:
+            applies = [f for f, keys in READER_FILTERS.items() if key in keys]
+            raise BioLinkError(Errors.E048.format(key=key, fmt=fmt, path=path,
+                                                  applies=" or ".join(applies) or "none"))
+    concepts = READERS[fmt](path, **{k: v for k, v in given.items() if k in own})
+    if "semantic_types" in given and "semantic_types" not in own:
+        from .umls import expand_semantic_types
+
+        concepts = _filter_types(concepts, expand_semantic_types(given["semantic_types"]))
+    canonical = _CanonicalNames()
+    dictionary = ConceptDictionary.from_concepts(canonical.record(concepts), source=str(path))
+    dictionary.canonical_names = canonical.table(dictionary)
+    return dictionary
+
+
+class _CanonicalNames:
+    """Each concept's first name as its reader gave it, kept as UTF-8 bytes and offsets
+    (no string per concept), in the order from_concepts numbers concepts: by first
+    appearance of the primary id."""
+
+    def __init__(self):
+        import array
+
+        self.blob = bytearray()
+        self.offsets = array.array("q", [0])
+        self.ids: list = []
+
+    def record(self, concepts: Iterator[Concept]) -> Iterator[Concept]:
+        for concept in concepts:
+            ids = [i for i in (x.strip() for x in concept.ids) if i]
+            if ids:
+                first = next((n.strip() for n in concept.names if n.strip()), "")
+                self.blob += first.encode("utf8")
+                self.offsets.append(len(self.blob))
+                self.ids.append(ids[0])
+            yield concept
+
+    def table(self, dictionary: ConceptDictionary):
+        import numpy
+
+        from ..dictionary import StringTable
+
+        if len(self.ids) == dictionary.n_concepts:
+            self.ids = []
+            return StringTable(numpy.frombuffer(bytes(self.blob), dtype=numpy.uint8),
+                               numpy.frombuffer(self.offsets, dtype=numpy.int64).copy())
+        # Lines repeating a primary id were merged: the first line's name is canonical
+        # (and a first line without names gives way to the next with one).
+        data, offsets = bytes(self.blob), self.offsets
+        first: Dict[str, str] = {}
+        for i, primary in enumerate(self.ids):
+            if not first.get(primary):
+                first[primary] = data[offsets[i]:offsets[i + 1]].decode("utf8")
+        self.ids = []
+        return StringTable.from_strings(first.get(dictionary.primary_id(c), "")
+                                        for c in range(dictionary.n_concepts))

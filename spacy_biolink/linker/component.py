@@ -1,0 +1,482 @@
+"""The `bio_linker` pipe: spaCy plumbing around the linking policy (policy.py).
+
+Here: the factory and its config, `initialize` (fit the encoder, encode the names, build
+the index), the spans a pipeline hands it, writing `span.kb_id_`, `span._.kb_ents` and,
+for composites, `span._.kb_parts`, scoring, and saving and loading (no pickled code, an
+atomic save). What is linked to what is decided in policy.py.
+"""
+import logging
+import os
+from pathlib import Path
+import shutil
+import stat
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+import warnings
+
+import srsly
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.vocab import Vocab
+from thinc.api import Config, Model
+
+from ..kb.dictionary import ConceptDictionary
+from ..errors import BioLinkError, Errors, Warnings
+from .extensions import install_extensions
+from ..index import NameIndex, exact_index_from_state
+from .policy import (CONFIG_KEYS, INDEX_SETTINGS, LinkingPolicy, Mention, MentionLinks,
+                     _check_config, _check_threshold, score_range)
+from .nothing_to_link import NothingToLinkCheck, checked
+from ..io.safe_models import check_model
+from ..text.normalize import MentionNormalizer, read_spelling_map
+from ..io.util import PathLike, atomic_directory, read_arrays
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["BioLinker", "Mention", "MentionLinks", "make_bio_linker", "score_range"]
+
+DEFAULT_ENCODER_CONFIG = """
+[model]
+@architectures = "spacy-biolink.TfidfEncoder.v1"
+analyzer = "char_wb"
+ngram_range = [3, 3]
+lowercase = true
+sublinear_tf = false
+min_df = 1
+"""
+
+
+@Language.factory(
+    "bio_linker",
+    assigns=["token.ent_kb_id", "span._.kb_ents"],
+    # doc.spans[spans_key] when that is set; spaCy's requires cannot name the key.
+    requires=["doc.ents"],
+    default_config={
+        "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
+        # Exact sparse search below 500,000 names, pruned above (index/blocked.py);
+        # "spacy-biolink.SparseIndex.v1" is always exact.
+        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v3", "chunk_size": 256},
+        "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
+                       "remove_punctuation": True, "spelling_variants": True,
+                       "strip_plurals": True},
+        "resolve_abbreviations": True,
+        "split_composites": True,
+        "k": 10,
+        # Junk ("xyzzy foo", "the patient") scores below it with the default TF-IDF encoder,
+        # at no acc@1 cost on NCBI-disease and BC5CDR-disease dev (BENCHMARKS.md,
+        # benchmarks/nil_threshold.py). Saved pipelines keep the value in their config.
+        "threshold": 0.45,
+        "nil_id": "NIL",
+        "max_entities_per_mention": 5,
+        "spans_key": None,
+        "labels": [],
+        "cache_size": 100000,
+        "index_level": "name",
+        "index_sources": "OD",
+        "sieve_threshold": None,
+        # 0 here so that a pipeline saved before the option existed ranks as it did;
+        # init-linker's default config sets the value chosen on dev (README).
+        "prior_weight": 0.0,
+        # span label -> allowed types (TUIs, semantic groups such as "DISO", or the
+        # dictionary's own types); labels not listed are not filtered.
+        "type_filter": {},
+        # Which of a concept's ids kb_id_ reports, by namespace (spacy_biolink/ids.py).
+        "id_preference": ["MESH", "OMIM"],
+        "scorer": {"@scorers": "spacy-biolink.linking_scorer.v1"},
+    },
+    default_score_weights={"bio_linker_acc": 1.0, "bio_linker_micro_p": None,
+                           "bio_linker_micro_r": None, "bio_linker_micro_f": None},
+)
+def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameIndex,
+                    normalizer: MentionNormalizer, resolve_abbreviations: bool,
+                    split_composites: bool, k: int, threshold: float, nil_id: str,
+                    max_entities_per_mention: int, spans_key: Optional[str], labels: List[str],
+                    cache_size: int, index_level: str, index_sources: str,
+                    sieve_threshold: Optional[float], prior_weight: float,
+                    scorer: Optional[Callable], type_filter: Dict[str, List[str]] = {},
+                    id_preference: List[str] = ["MESH", "OMIM"]) -> "BioLinker":
+    """Build the `bio_linker` component from its config block (spaCy's factory hook).
+    The linker is watched by a NothingToLinkCheck, which warns when the pipeline gives it
+    no spans to link."""
+    return checked(nlp, BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
+                     resolve_abbreviations=resolve_abbreviations,
+                     split_composites=split_composites, k=k, threshold=threshold,
+                     nil_id=nil_id, max_entities_per_mention=max_entities_per_mention,
+                     spans_key=spans_key, labels=labels, cache_size=cache_size,
+                     index_level=index_level, index_sources=index_sources,
+                     sieve_threshold=sieve_threshold, prior_weight=prior_weight, scorer=scorer,
+                     type_filter=type_filter, id_preference=id_preference))
+
+
+class BioLinker(Pipe, LinkingPolicy):
+    """Links spans (doc.ents, or doc.spans[spans_key]) to concepts of a ConceptDictionary:
+    the linking policy (policy.py) with spaCy's set-up, serialization and span writing."""
+
+    def __init__(self, vocab: Vocab, encoder: Model, index: NameIndex, *,
+                 name: str = "bio_linker", normalizer: Optional[MentionNormalizer] = None,
+                 resolve_abbreviations: bool = True, split_composites: bool = True,
+                 k: int = 10, threshold: float = 0.45,
+                 nil_id: str = "NIL", max_entities_per_mention: int = 5,
+                 spans_key: Optional[str] = None, labels: Sequence[str] = (),
+                 cache_size: int = 100000, index_level: str = "name",
+                 index_sources: str = "OD", sieve_threshold: Optional[float] = None,
+                 prior_weight: float = 0.0, scorer: Optional[Callable] = None,
+                 type_filter: Optional[Dict[str, List[str]]] = None,
+                 id_preference: Sequence[str] = ("MESH", "OMIM")):
+        # Policy read from config.cfg on every load, never from the saved cfg file, so
+        # spacy.load(path, config=...) changes it without rebuilding.
+        LinkingPolicy.__init__(
+            self, encoder, index, name=name, vocab=vocab, normalizer=normalizer,
+            resolve_abbreviations=resolve_abbreviations, split_composites=split_composites,
+            k=k, threshold=threshold, nil_id=nil_id,
+            max_entities_per_mention=max_entities_per_mention, cache_size=cache_size,
+            index_level=index_level, index_sources=index_sources,
+            sieve_threshold=sieve_threshold, prior_weight=prior_weight,
+            type_filter=type_filter, id_preference=id_preference)
+        install_extensions()
+        self.vocab = vocab
+        self.scorer = scorer
+        self.cfg.update({"spans_key": spans_key, "labels": list(labels), "initialized": False})
+        # Set by the factory, which knows the pipeline (nothing_to_link.py).
+        self.nothing_to_link: Optional[NothingToLinkCheck] = None
+
+    # Set-up ----------------------------------------------------------------
+
+    def initialize(self, get_examples: Optional[Callable[[], Iterable]] = None, *,
+                   nlp: Optional[Language] = None,
+                   dictionary: Union[ConceptDictionary, Callable[[], ConceptDictionary], None] = None,
+                   spelling_map: Optional[PathLike] = None,
+                   augment: Sequence[PathLike] = (), augment_short_forms: bool = True) -> None:
+        """Fit the encoder's statistics on the dictionary names and build the index.
+
+        dictionary: a ConceptDictionary, or a callable returning one (the registered
+            loader `spacy-biolink.load_dictionary.v1` in [initialize.components.NAME]).
+        spelling_map: a `wrong||right` file of mention typos; saved with the pipeline.
+        augment: PubTator corpora whose gold mentions are added to the dictionary as
+            names of their concepts (training mentions, as BioSyn and Triplet-Search do).
+        augment_short_forms: with augment, a mention whose abbreviation was resolved
+            ("HTN" defined as "hypertension") also adds its own text, for later
+            documents that use the short form without defining it.
+        """
+        if dictionary is None:
+            dictionary = self.dictionary
+        elif not isinstance(dictionary, ConceptDictionary) and callable(dictionary):
+            dictionary = dictionary()
+        if dictionary is None:
+            raise BioLinkError(Errors.E101)
+        if not isinstance(dictionary, ConceptDictionary):
+            raise BioLinkError(Errors.E105.format(type=type(dictionary).__name__))
+        if spelling_map is not None:
+            self.normalizer.set_spelling(read_spelling_map(spelling_map))
+        if augment:
+            from ..kb.augment import augment_dictionary
+
+            make_doc = nlp.make_doc if nlp is not None else util.get_lang_class("en")().make_doc
+            dictionary, stats = augment_dictionary(dictionary, augment, self, make_doc,
+                                                   short_forms=augment_short_forms)
+            logger.info("bio_linker: %s", stats.summary())
+        shared = dictionary.shared_names()
+        if shared:
+            name, ids = shared[0]
+            warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids)))
+        self.index_names(dictionary, fit_encoder=True)
+        if self.cfg["sieve_threshold"] is not None:
+            if self._sieve is None:
+                warnings.warn(Warnings.W003)
+            similarity = self.model.attrs.get("similarity", "cosine")
+            if similarity != "cosine":
+                warnings.warn(Warnings.W004.format(threshold=self.cfg["sieve_threshold"],
+                                                   similarity=similarity))
+        self.cfg["initialized"] = True
+
+    def add_names(self, pairs: Iterable[Tuple[str, str]]) -> int:
+        """Add (name, concept id) pairs to the live linker: new synonyms, or corpus
+        mentions to search among (Triplet-Search's D set). Returns how many were added.
+
+        Nothing is refitted or retrained: the names are encoded with the encoder as it is
+        and the index is rebuilt over the whole name list (the dictionary renumbers its
+        names), so add in batches rather than one name at a time. They are saved with
+        the pipeline like any other name.
+        """
+        if not self.is_initialized:
+            raise BioLinkError(Errors.E101)
+        pairs = [(name, concept_id) for name, concept_id in pairs]
+        unknown = [(n, c) for n, c in pairs if self.dictionary.concept_index(c) is None]
+        if unknown:
+            raise BioLinkError(Errors.E107.format(n=len(unknown), name=unknown[0][0],
+                                                  concept_id=unknown[0][1]))
+        if not pairs:
+            return 0
+        dictionary, _ = self.dictionary.with_names(pairs, source="<add_names>")
+        self.index_names(dictionary)
+        return len(pairs)
+
+    # Linking ---------------------------------------------------------------
+
+    def __call__(self, doc: Doc) -> Doc:
+        """Link the mentions of one doc in place and return it."""
+        self.set_annotations([doc], self.predict([doc]))
+        return doc
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """Link docs in batches of `batch_size`, yielding each doc as its batch is done.
+        A failing batch goes to the pipeline's error handler (raise by default)."""
+        error_handler = self.get_error_handler()
+        for docs in util.minibatch(stream, size=batch_size):
+            try:
+                self.set_annotations(docs, self.predict(docs))
+                yield from docs
+            except Exception as err:
+                error_handler(self.name, self, docs, err)
+
+    def spans_to_link(self, doc: Doc) -> List[Span]:
+        """The spans this linker links in `doc`: `doc.ents`, or `doc.spans[spans_key]` when set,
+        kept only where the label is in `labels` (all labels when `labels` is empty)."""
+        key = self.cfg["spans_key"]
+        if key is None:
+            spans = list(doc.ents)
+        else:
+            spans = list(doc.spans[key]) if key in doc.spans else []
+        labels = self.cfg["labels"]
+        if labels:
+            spans = [s for s in spans if s.label_ in labels]
+        return spans
+
+    def predict(self, docs: Iterable[Doc]) -> List[List[MentionLinks]]:
+        """For each doc, the links of each span that spans_to_link returns."""
+        docs = list(docs)
+        per_doc = [[Mention.from_span(s) for s in self.spans_to_link(doc)] for doc in docs]
+        if self.nothing_to_link is not None:
+            self.nothing_to_link(docs, [len(mentions) for mentions in per_doc])
+        flat = self.predict_mentions([m for mentions in per_doc for m in mentions])
+        out, i = [], 0
+        for mentions in per_doc:
+            out.append(flat[i:i + len(mentions)])
+            i += len(mentions)
+        return out
+
+    def set_annotations(self, docs: Iterable[Doc], predictions: List[List[MentionLinks]]) -> None:
+        """Write `predictions` (from `predict`, one list per doc) onto the spans: relabel them and
+        set `span._.kb_ents`, and `span._.kb_parts` for split composite mentions."""
+        key = self.cfg["spans_key"]
+        for doc, doc_links in zip(docs, predictions):
+            spans = self.spans_to_link(doc)
+            results = {(span.start, span.end, span.label): self.annotations(links)
+                       for span, links in zip(spans, doc_links)}
+            if not results:
+                continue
+            if key is None:
+                ents = [_relabel(e, results) for e in doc.ents]
+                doc.set_ents(ents, default="unmodified")
+                linked = doc.ents
+            else:
+                group = doc.spans[key]
+                linked = [_relabel(s, results) for s in group]
+                doc.spans[key] = SpanGroup(doc, name=key, attrs=dict(group.attrs), spans=linked)
+            for span in linked:
+                found = results.get((span.start, span.end, span.label))
+                if found is not None:
+                    span._.kb_ents = found[1]
+                    if found[2]:
+                        span._.kb_parts = found[2]
+
+    # Evaluation ------------------------------------------------------------
+
+    def score(self, examples, **kwargs) -> Dict[str, float]:
+        """Score linking on `examples` (see `score_linking`); a gold id counts as found when it is
+        any id of the predicted concept, so alternative ids (e.g. OMIM for a MeSH concept) match."""
+        if self.dictionary is not None:
+            kwargs.setdefault("concept_ids", self._ids_of_primary)
+        return super().score(examples, **kwargs)
+
+    def _ids_of_primary(self, concept_id: str) -> Tuple[str, ...]:
+        c = self.dictionary.concept_index(concept_id)
+        return (concept_id,) if c is None else self.dictionary.ids_of(c)
+
+    # Serialization ---------------------------------------------------------
+
+    def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
+        """Save the linker (cfg, normalizer, encoder; dictionary and index once initialized)
+        to `path`.
+        Saving over an existing directory is atomic: a kill leaves the old state or the new one."""
+        serializers = {"cfg": lambda p: srsly.write_json(p, self.cfg),
+                       "normalizer": lambda p: srsly.write_json(p, self.normalizer.to_dict()),
+                       "encoder": lambda p: self.model.to_disk(p)}
+        if self.is_initialized:
+            serializers["dictionary"] = lambda p: self.dictionary.to_disk(p)
+            serializers["index"] = lambda p: self.index.to_disk(p)
+        if self._sieve is not None:
+            serializers["sieve"] = lambda p: self._sieve[1].to_disk(p)
+        if self.verifier is not None:
+            serializers["verifier"] = lambda p: self.verifier.to_disk(p)
+        if self.reranker is not None:
+            serializers["reranker"] = lambda p: self.reranker.to_disk(p)
+        # Saving over an existing pipeline: the state is written beside its directory and
+        # swapped in by renames, so a kill leaves the old state or the new one, never a
+        # mix (a kill between the two renames leaves the old one as .NAME.old, which
+        # from_disk reads). Temp directories of earlier killed saves are removed.
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):
+            shutil.rmtree(stale, ignore_errors=True)
+        with atomic_directory(path, force=True) as tmp:
+            util.to_disk(tmp, serializers, exclude)
+            _chmod_like_a_new_directory(tmp)
+
+    def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
+        """Load a linker saved by `to_disk` into this one and return it. No pickled code is run;
+        a missing or malformed part raises BioLinkError, and a save killed mid-swap is recovered."""
+        check_model(self.model, role="encoder", where=f"{self.name} encoder")
+        path = Path(path)
+        backup = path.with_name(f".{path.name}.old")
+        if not path.exists() and (backup / "cfg").is_file():
+            warnings.warn(Warnings.W010.format(path=path, backup=backup))
+            path = backup
+        cfg_path = path / "cfg"
+        if not cfg_path.is_file():
+            raise BioLinkError(Errors.E104.format(path=path, reason="no cfg file"))
+        try:
+            cfg = srsly.read_json(cfg_path)
+        except ValueError as err:
+            raise BioLinkError(Errors.E104.format(path=path, reason=f"cfg is not JSON: {err}")) from None
+        if not isinstance(cfg, dict):
+            raise BioLinkError(Errors.E104.format(path=path, reason="cfg is not a JSON object"))
+        parts = ["normalizer", "encoder"] + (["dictionary", "index"] if cfg.get("initialized") else [])
+        missing = [p for p in parts if p not in exclude and not (path / p).exists()]
+        if missing:
+            raise BioLinkError(Errors.E104.format(path=path, reason=f"missing {', '.join(missing)}"))
+        self._adopt_saved_cfg(cfg, where=cfg_path)
+        if "normalizer" not in exclude:
+            self._adopt_saved_normalizer(srsly.read_json(path / "normalizer"),
+                                         where=path / "normalizer")
+        try:
+            self.model.from_disk(path / "encoder")
+        except (ValueError, KeyError, OSError) as err:
+            raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
+        _check_threshold(self.cfg["threshold"], self.model,
+                         None if self.cfg["prior_weight"] else 0.0)
+        if cfg.get("initialized"):
+            dictionary = ConceptDictionary.from_disk(path / "dictionary")
+            sieve = None
+            try:
+                self.index.from_disk(path / "index")
+                if (path / "sieve").is_dir() and "sieve" not in exclude:
+                    sieve = exact_index_from_state(*read_arrays(path / "sieve"))
+            except (ValueError, KeyError, OSError, RuntimeError) as err:
+                raise BioLinkError(Errors.E104.format(path=path, reason=f"index: {err}")) from None
+            self._adopt(dictionary, where=path, sieve=sieve)
+        if (path / "verifier").is_dir() and "verifier" not in exclude:
+            from .stages.verifier import CandidateVerifier
+
+            self.verifier = CandidateVerifier.from_disk(path / "verifier")
+        if (path / "reranker").is_dir() and "reranker" not in exclude:
+            from .stages.reranker import Reranker
+
+            self.reranker = Reranker.from_disk(path / "reranker")
+        return self
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        """Serialize the linker to bytes, with the same parts `to_disk` writes."""
+        serializers = {"cfg": lambda: srsly.json_dumps(self.cfg),
+                       "normalizer": lambda: srsly.json_dumps(self.normalizer.to_dict()),
+                       "encoder": lambda: self.model.to_bytes()}
+        if self.is_initialized:
+            serializers["dictionary"] = lambda: self.dictionary.to_bytes()
+            serializers["index"] = lambda: self.index.to_bytes()
+        if self._sieve is not None:
+            serializers["sieve"] = lambda: self._sieve[1].to_bytes()
+        if self.verifier is not None:
+            serializers["verifier"] = lambda: self.verifier.to_bytes()
+        if self.reranker is not None:
+            serializers["reranker"] = lambda: self.reranker.to_bytes()
+        return util.to_bytes(serializers, exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
+        """Load a linker serialized by `to_bytes` into this one and return it.
+        Malformed data raises BioLinkError rather than loading half a linker."""
+        check_model(self.model, role="encoder", where=f"{self.name} encoder")
+        msg = srsly.msgpack_loads(bytes_data)
+        if any(part not in msg for part in ("cfg", "normalizer", "encoder")):
+            raise BioLinkError(Errors.E104.format(path="<bytes>",
+                                                  reason="no cfg, normalizer or encoder"))
+        cfg = srsly.json_loads(msg["cfg"])
+        if not isinstance(cfg, dict):
+            raise BioLinkError(Errors.E104.format(path="<bytes>", reason="cfg is not a JSON object"))
+        self._adopt_saved_cfg(cfg, where="<bytes> cfg")
+        self._adopt_saved_normalizer(srsly.json_loads(msg["normalizer"]), where="<bytes> normalizer")
+        self.model.from_bytes(msg["encoder"])
+        _check_threshold(self.cfg["threshold"], self.model,
+                         None if self.cfg["prior_weight"] else 0.0)
+        if self.cfg.get("initialized"):
+            if "dictionary" not in msg or "index" not in msg:
+                raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
+            self.index.from_bytes(msg["index"])
+            sieve = None
+            if "sieve" in msg and "sieve" not in exclude:
+                state = srsly.msgpack_loads(msg["sieve"])
+                sieve = exact_index_from_state(state["meta"], state["arrays"])
+            self._adopt(ConceptDictionary.from_bytes(msg["dictionary"]), where="<bytes>",
+                        sieve=sieve)
+        if "verifier" in msg:
+            from .stages.verifier import CandidateVerifier
+
+            self.verifier = CandidateVerifier.from_bytes(msg["verifier"])
+        if "reranker" in msg and "reranker" not in exclude:
+            from .stages.reranker import Reranker
+
+            self.reranker = Reranker.from_bytes(msg["reranker"])
+        return self
+
+    def _adopt_saved_cfg(self, saved: Dict, *, where) -> None:
+        """Take from a saved cfg only what describes the saved data; the settings stay the
+        constructor's, i.e. the config's (config.cfg, spacy.load(..., config=...)).
+
+        Saved values are checked as config values are (a damaged or hand-edited file is
+        reported, not used later). Settings the saved index was built for (INDEX_SETTINGS)
+        must match the config's: the index would have to be rebuilt (E124). Keys this
+        version does not know (written by another version) are ignored.
+        """
+        checked = {key: saved[key] if key in saved else value for key, value in self.cfg.items()
+                   if key in CONFIG_KEYS}
+        try:
+            _check_config(**checked)
+        except BioLinkError as err:
+            raise BioLinkError(Errors.E123.format(where=where, error=err)) from None
+        initialized = saved.get("initialized", False)
+        if not isinstance(initialized, bool):
+            raise BioLinkError(Errors.E123.format(
+                where=where, error=f"`initialized` must be true or false, got {initialized!r}"))
+        if initialized:
+            for key in INDEX_SETTINGS:
+                if key in saved and saved[key] != self.cfg[key]:
+                    raise BioLinkError(Errors.E124.format(where=where, key=key, saved=saved[key],
+                                                          config=self.cfg[key]))
+        self.cfg["initialized"] = initialized
+
+    def _adopt_saved_normalizer(self, state: Dict, *, where) -> None:
+        """The saved normalizer: its spelling map is data; its folding settings are the
+        config's too, and since the saved index holds names folded with them, a config
+        that changes them needs a rebuild (E124), like index_sources."""
+        saved = MentionNormalizer.from_dict(state)
+        if self.cfg["initialized"]:
+            config, kept = self.normalizer.to_dict(), saved.to_dict()
+            for key in config:
+                if key != "spelling" and config[key] != kept[key]:
+                    raise BioLinkError(Errors.E124.format(where=where, key=f"normalizer.{key}",
+                                                          saved=kept[key], config=config[key]))
+        self.normalizer = saved
+
+
+def _chmod_like_a_new_directory(path: Path) -> None:
+    """A temp directory is private (0700); give it its parent's mode, which the pipeline
+    directory got from the umask (reading the umask itself would race other threads)."""
+    os.chmod(path, stat.S_IMODE(os.stat(path.parent).st_mode))
+
+
+def _relabel(span: Span, results: Dict) -> Span:
+    found = results.get((span.start, span.end, span.label))
+    if found is None:
+        return span
+    return Span(span.doc, span.start, span.end, label=span.label, kb_id=found[0], span_id=span.id)
+

@@ -1,0 +1,59 @@
+"""A warning, once per pipeline, when bio_linker gets docs with nothing to link and no
+component before it could have found any.
+
+bio_linker links spans that already exist (doc.ents, or doc.spans[key]); a pipeline of
+bio_linker alone, given raw text, returns docs with no entities and no error. spaCy's
+`nlp.analyze_pipes()` reports the missing `requires` only to a user who asks.
+"""
+import warnings
+from typing import TYPE_CHECKING, Optional, Sequence
+
+from spacy.language import Language
+from spacy.tokens import Doc
+
+from ..errors import Warnings
+
+if TYPE_CHECKING:
+    from .component import BioLinker
+
+
+class NothingToLinkCheck:
+    """Held by a bio_linker made by its factory (which knows the pipeline)."""
+
+    def __init__(self, nlp: Language, name: str, spans_key: Optional[str]):
+        # A plain reference, not a weakref: nlp.pipe(n_process=2) pickles the pipeline.
+        self.nlp = nlp
+        self.name = name
+        self.spans_key = spans_key
+        self.warned = False
+
+    def __call__(self, docs: Sequence[Doc], n_spans: Sequence[int]) -> None:
+        """Warn (once) if a doc brought no span to link and no pipe before ours sets any."""
+        if self.warned or all(n_spans):
+            return
+        setters = self.span_setters()
+        if setters is None or setters:
+            return
+        self.warned = True
+        where = "doc.ents" if self.spans_key is None else f"doc.spans[{self.spans_key!r}]"
+        warnings.warn(Warnings.W900.format(name=self.name, where=where, pipes=self.nlp.pipe_names,
+                                           assigns=self.assigned()))
+
+    def span_setters(self) -> Optional[list]:
+        """Pipes before ours that declare they assign what it reads; None when ours is not
+        in the pipeline (called on its own, outside nlp)."""
+        names = self.nlp.pipe_names
+        if self.name not in names:
+            return None
+        return [name for name in names[:names.index(self.name)]
+                if self.assigned() in self.nlp.get_pipe_meta(name).assigns]
+
+    def assigned(self) -> str:
+        """What a component declares in its `assigns` when it sets what ours reads."""
+        return "doc.ents" if self.spans_key is None else "doc.spans"
+
+
+def checked(nlp: Language, linker: "BioLinker") -> "BioLinker":
+    """`linker`, watched by a NothingToLinkCheck of the pipeline it is made for."""
+    linker.nothing_to_link = NothingToLinkCheck(nlp, linker.name, linker.cfg["spans_key"])
+    return linker

@@ -1,0 +1,257 @@
+"""Assembling a linking pipeline from a config and a dictionary file (init-linker)."""
+import copy
+import warnings
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from spacy import util
+from spacy.language import Language
+from thinc.api import Config
+
+from ..errors import BioLinkError, Errors, Warnings
+from ..io.files import atomic_directory, check_output_path, clean_leftovers
+from ..io.util import PathLike
+
+DEFAULT_PIPELINE_CONFIG = """
+[paths]
+dictionary = null
+spelling_map = null
+
+[system]
+seed = 0
+
+[nlp]
+lang = "en"
+pipeline = ["bio_linker"]
+
+[components]
+
+[components.bio_linker]
+factory = "bio_linker"
+# chosen on NCBI-disease and BC5CDR-disease dev (BENCHMARKS.md); 0 without augmentation
+prior_weight = 0.005
+
+[initialize]
+
+[initialize.components]
+
+[initialize.components.bio_linker]
+spelling_map = ${paths.spelling_map}
+augment = []
+augment_short_forms = true
+
+[initialize.components.bio_linker.dictionary]
+@misc = "spacy-biolink.load_dictionary.v2"
+path = ${paths.dictionary}
+format = null
+languages = null
+sources = null
+suppressed = null
+semantic_types = null
+synonym_scopes = null
+xref_prefixes = null
+code_sources = null
+"""
+
+# init_linker's dictionary filters -> keys of the v2 dictionary loader.
+DICTIONARY_FILTERS = ("languages", "sources", "suppressed", "semantic_types",
+                      "synonym_scopes", "xref_prefixes", "code_sources")
+DICTIONARY_PREFIX = "initialize.components.bio_linker.dictionary."
+
+
+def load_pipeline_config(config_path: Optional[PathLike] = None,
+                         overrides: Optional[Dict] = None, *,
+                         user_overrides: Optional[Dict] = None) -> Config:
+    """The pipeline config, filled with every component default, then overridden.
+
+    Filling first lets dotted overrides reach settings the file leaves to the factory
+    defaults (e.g. components.bio_linker.encoder.analyzer with the default config), and
+    lets `user_overrides` (the command line's) be checked: a key the filled config does
+    not have is a misspelling (E460), not a new setting.
+    """
+    from ..cli.overrides import check_overrides
+    from ..io.files import read_config
+
+    if config_path is None:
+        config = Config().from_str(DEFAULT_PIPELINE_CONFIG, interpolate=False)
+    else:
+        config = read_config(config_path, interpolate=False)
+    filled = util.load_model_from_config(config, auto_fill=True, validate=False).config
+    check_overrides(user_overrides or {}, filled)
+    return Config().from_str(filled.to_str(), overrides=overrides or {}, interpolate=False)
+
+
+INDEX_PREFIX = "components.bio_linker.index."
+# The index block the trainers write into a dense encoder's encoder.cfg.
+TRAINED_FLAT_INDEX = {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "flat"}
+
+
+def _index_block(base: Dict, overrides: Optional[Dict]) -> Dict:
+    """The index block (the encoder's, e.g. flat faiss for a dense encoder, else the
+    config's) with the caller's components.bio_linker.index.* overrides on top: an
+    approximate index (kind = "hnsw") for speed. Dotted keys reach nested blocks
+    (index.dense.kind); naming another function (index.@misc) starts from an empty
+    block, since the base's settings belong to the index it replaces."""
+    given = {key[len(INDEX_PREFIX):]: value for key, value in (overrides or {}).items()
+             if key.startswith(INDEX_PREFIX)}
+    block = copy.deepcopy(dict(base))
+    if "@misc" in given and given["@misc"] != block.get("@misc"):
+        block = {}
+    for dotted, value in given.items():
+        *parents, leaf = dotted.split(".")
+        node = block
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return block
+
+
+def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
+                format: Optional[str] = None, config_path: Optional[PathLike] = None,
+                augment: Sequence[PathLike] = (), spelling_map: Optional[PathLike] = None,
+                encoder: Optional[PathLike] = None, overrides: Optional[Dict] = None,
+                force: bool = False, verifier: Optional[PathLike] = None,
+                verifier_mode: str = "nil", verifier_threshold: Optional[float] = None,
+                dictionary_filters: Optional[Dict] = None,
+                reranker: Optional[PathLike] = None) -> Language:
+    """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
+
+    augment: PubTator corpora whose gold mentions join the dictionary (train, or
+        train + dev when the test set is what will be evaluated).
+    spelling_map: a `wrong||right` file of mention typos (NCBI-disease ships one).
+    encoder: a trained encoder directory (`python -m spacy_biolink train --output DIR`);
+        its architecture and index blocks replace the config's, its weights are loaded.
+    reranker: a trained reranker directory (`train configs/reranker.cfg`): the linker's
+        scores become its calibrated probabilities, so the threshold is 0 (no NIL)
+        unless components.bio_linker.threshold is given.
+
+    dictionary_filters: the readers' filters (languages, sources, suppressed,
+        semantic_types, synonym_scopes, xref_prefixes; see load_dictionary); None values
+        keep the reader's default. They need the v2 dictionary loader (the default config's).
+
+    The directory appears complete or not at all: it is written beside its target and
+    renamed into place.
+    """
+    if output_dir is not None:
+        output_dir = check_output_path(output_dir, kind="dir", what="the pipeline",
+                                       force=force)
+        report_leftover_temp_dirs(output_dir)
+    settings = {"paths.dictionary": str(dictionary),
+                "initialize.components.bio_linker.dictionary.format": format}
+    if augment:
+        settings["initialize.components.bio_linker.augment"] = [str(p) for p in augment]
+    if spelling_map is not None:
+        settings["paths.spelling_map"] = str(spelling_map)
+    for key, value in (dictionary_filters or {}).items():
+        if key not in DICTIONARY_FILTERS:
+            raise BioLinkError(Errors.E050.format(key=key, value=value,
+                                                  what=f"one of {', '.join(DICTIONARY_FILTERS)}"))
+        if value is not None:
+            settings[DICTIONARY_PREFIX + key] = value
+    settings.update(overrides or {})
+    # Index overrides are applied by _index_block, over the encoder's index block where
+    # it brings one: they may name sections the config lacks (index.dense.kind).
+    settings = {key: value for key, value in settings.items() if not key.startswith(INDEX_PREFIX)}
+    config = load_pipeline_config(
+        config_path, settings,
+        user_overrides={k: v for k, v in (overrides or {}).items() if not k.startswith(INDEX_PREFIX)})
+    linker = config["components"]["bio_linker"]
+    index_config = linker["index"]
+    if encoder is not None:
+        from ..encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer
+
+        model_config, encoder_index, _ = read_encoder_config(encoder)
+        linker["encoder"] = model_config
+        if encoder_index is not None:
+            index_config = encoder_index
+        if encoder_index is not None and dict(encoder_index) == TRAINED_FLAT_INDEX and \
+                not any(key.startswith(INDEX_PREFIX) for key in overrides or {}):
+            # The exact index the trainers save searches every name (8 queries/s at 8M
+            # names, BENCHMARKS.md): AutoFaissIndex.v1 is that same flat search below
+            # 1,000,000 names and IVF-SQ8 above. An index setting of the caller's keeps
+            # the encoder's own block (index.kind = "hnsw" applies to it).
+            index_config = {"@misc": "spacy-biolink.AutoFaissIndex.v1"}
+        # Query with the folding the encoder was trained on, unless told otherwise.
+        prefix = "components.bio_linker.normalizer."
+        for key, value in read_encoder_normalizer(encoder).items():
+            if prefix + key not in (overrides or {}):
+                linker["normalizer"][key] = value
+        # The annotation prior's weight was chosen for TF-IDF cosines; a trained
+        # encoder's scores have their own scale, and its dev scores were taken without.
+        if "components.bio_linker.prior_weight" not in (overrides or {}):
+            linker["prior_weight"] = 0.0
+        # Likewise the NIL threshold (0.45 was chosen on TF-IDF cosines): no NIL unless
+        # asked for; benchmarks/nil_threshold.py picks one on dev for this encoder.
+        if "components.bio_linker.threshold" not in (overrides or {}):
+            linker["threshold"] = 0.0
+    if reranker is not None and "components.bio_linker.threshold" not in (overrides or {}):
+        # The config's threshold was chosen for the retriever's scores, not for the
+        # reranker's probabilities.
+        linker["threshold"] = 0.0
+    linker["index"] = _index_block(index_config, overrides)
+    nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
+    if encoder is not None:
+        try:
+            nlp.get_pipe("bio_linker").model.from_bytes((Path(encoder) / MODEL_FILE).read_bytes())
+        except (ValueError, KeyError, OSError) as err:
+            raise BioLinkError(Errors.E501.format(path=encoder, reason=f"model: {err}")) from None
+    nlp.initialize()
+    if verifier is not None:
+        from .stages.verifier import CandidateVerifier
+
+        nlp.get_pipe("bio_linker").verifier = CandidateVerifier.from_trained(
+            verifier, mode=verifier_mode, threshold=verifier_threshold)
+    if reranker is not None:
+        from .stages.reranker import Reranker
+
+        nlp.get_pipe("bio_linker").reranker = Reranker.from_disk(reranker)
+    if output_dir is not None:
+        with atomic_directory(output_dir, force=True) as tmp:
+            nlp.to_disk(tmp)
+    return nlp
+
+
+def report_leftover_temp_dirs(output_dir: PathLike) -> List[Path]:
+    """Remove what killed runs of this host left beside `output_dir`, then warn about
+    the temp directories that remain (atomic_directory's .NAME.*.tmp, of live runs, other
+    hosts or older versions): they may be large. Those are not deleted, since another run
+    may be writing one now. Returns them."""
+    output_dir = Path(output_dir)
+    clean_leftovers(output_dir)
+    leftovers = sorted(output_dir.parent.glob(f".{output_dir.name}.*.tmp"))
+    if leftovers:
+        warnings.warn(Warnings.W011.format(n=len(leftovers), path=output_dir,
+                                           paths=", ".join(str(p) for p in leftovers)))
+    return leftovers
+
+
+def load_linker_pipeline(path: PathLike) -> Language:
+    """spacy.load with an error that says what is wrong with a bad model directory."""
+    import spacy
+
+    path = Path(path)
+    if not path.is_dir():
+        raise BioLinkError(Errors.E401.format(path=path, reason="no such directory"))
+    if not (path / "config.cfg").is_file():
+        raise BioLinkError(Errors.E401.format(path=path, reason="no config.cfg"))
+    check_pipeline_config(path / "config.cfg")
+    from ..io.safe_models import check_saved_transformers
+
+    check_saved_transformers(path)
+    return spacy.load(path)
+
+
+def check_pipeline_config(config_path: PathLike) -> None:
+    """Refuse a pipeline config whose bio_linker names an architecture that is not one of
+    spacy-biolink's (safe_models.py), with its registered name. spacy.load alone refuses
+    it too, but can only name the layer it built."""
+    from ..io.safe_models import check_model_config
+
+    try:
+        config = util.load_config(config_path, interpolate=False)
+    except Exception:  # a config spaCy cannot read: spacy.load says why
+        return
+    for name, block in config.get("components", {}).items():
+        if isinstance(block, dict) and block.get("factory") == "bio_linker" and "encoder" in block:
+            check_model_config(block["encoder"], role="encoder",
+                               where=f"{config_path} [components.{name}.encoder]")

@@ -1,0 +1,604 @@
+"""The linking policy: from mentions to ranked concepts, with no spaCy pipe around it.
+
+Everything `bio_linker` decides about a batch of mentions lives here: abbreviations
+spelled out, composite mentions split ("breast and ovarian cancer"), query keys, the
+per-batch dedup and the cache, the sieve over corpus names, the annotation prior, the
+type filter, the verifier and the reranker, and which candidates become kb_id_ and
+kb_ents. `LinkingPolicy` works on its own (tests and benchmarks build one from an encoder
+and an index); the `bio_linker` pipe (component.py) is a LinkingPolicy with spaCy's config,
+set-up, serialization and span writing around it, and `evaluate` and the training-pair
+builders call the same methods, so a stage cannot count in one place and not another.
+"""
+from collections import OrderedDict
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+import warnings
+
+import numpy
+from scipy import sparse
+from spacy.tokens import Doc, Span
+from spacy.vocab import Vocab
+from thinc.api import Model
+from tqdm import tqdm
+
+from ..kb.dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
+from ..errors import BioLinkError, Errors, Warnings
+from ..index import NameIndex, exact_index
+from ..index.word_postings import additive_vectorizer
+from ..index.concepts import Candidates, concept_vectors, search_concept_index, search_concepts
+from ..io.safe_models import check_index, check_model
+from ..text.abbreviations import AbbreviationResolver, expand
+from ..text.composites import split_composite
+from ..text.normalize import MentionNormalizer
+
+# Per mention: (text, ranked candidates) for each concept it names; one pair unless a
+# composite mention ("breast and ovarian cancer") was split.
+MentionLinks = List[Tuple[str, Candidates]]
+
+# index_sources: which names the main index holds (Triplet-Search's O, D and OD).
+INDEX_SOURCES = {"O": SOURCE_ONTOLOGY, "D": SOURCE_DATA, "OD": SOURCE_ONTOLOGY | SOURCE_DATA}
+
+
+class Mention:
+    """A stretch of a doc to link: a span, or gold offsets that need not align to tokens."""
+
+    __slots__ = ("doc", "start_char", "end_char", "text", "label")
+
+    def __init__(self, doc: Doc, start_char: int, end_char: int, text: Optional[str] = None,
+                 label: Optional[str] = None):
+        self.doc = doc
+        self.start_char = start_char
+        self.end_char = end_char
+        self.text = doc.text[start_char:end_char] if text is None else text
+        # The span label: what type_filter keys on (None: not filtered).
+        self.label = label
+
+    @classmethod
+    def from_span(cls, span: Span) -> "Mention":
+        """The mention a span stands for: its doc, character offsets, text and label."""
+        return cls(span.doc, span.start_char, span.end_char, span.text, span.label_)
+
+
+
+class LinkingPolicy:
+    """Links mentions to the concepts of a ConceptDictionary with an encoder and an index.
+
+    Set up with `index_names(dictionary, fit_encoder=True)` or, for an index already built,
+    `_adopt(dictionary, where=...)`; then `predict_mentions` gives each mention's ranked
+    candidates and `annotations` what a span gets from them.
+    """
+
+    def __init__(self, encoder: Model, index: NameIndex, *, name: str = "bio_linker",
+                 vocab: Optional[Vocab] = None, normalizer: Optional[MentionNormalizer] = None,
+                 resolve_abbreviations: bool = True, split_composites: bool = True,
+                 k: int = 10, threshold: float = 0.45, nil_id: str = "NIL",
+                 max_entities_per_mention: int = 5, cache_size: int = 100000,
+                 index_level: str = "name", index_sources: str = "OD",
+                 sieve_threshold: Optional[float] = None, prior_weight: float = 0.0,
+                 type_filter: Optional[Dict[str, List[str]]] = None,
+                 id_preference: Sequence[str] = ("MESH", "OMIM")):
+        self.type_filter = _check_type_filter(type_filter)
+        self.id_preference = _check_id_preference(id_preference)
+        _check_config(k=k, threshold=threshold, max_entities_per_mention=max_entities_per_mention,
+                      cache_size=cache_size, nil_id=nil_id, index_level=index_level,
+                      index_sources=index_sources, sieve_threshold=sieve_threshold,
+                      prior_weight=prior_weight)
+        # Refused before anything is read into them: a received model directory must not
+        # be able to name a layer whose state loads by unpickling (safe_models.py).
+        check_model(encoder, role="encoder", where=f"{name} encoder")
+        check_index(index, where=f"{name} index")
+        _check_threshold(threshold, encoder, None if prior_weight else 0.0)
+        self.name = name
+        self.model = encoder
+        self.index = index
+        self.normalizer = normalizer if normalizer is not None else MentionNormalizer()
+        self.abbreviations = AbbreviationResolver(vocab if vocab is not None else Vocab())
+        self.dictionary: Optional[ConceptDictionary] = None
+        self.cfg: Dict = {
+            "resolve_abbreviations": resolve_abbreviations,
+            "split_composites": split_composites,
+            "k": k, "threshold": threshold, "nil_id": nil_id,
+            "max_entities_per_mention": max_entities_per_mention,
+            "cache_size": cache_size,
+            # "name": one index row per name (Triplet-Search's T); "concept": one per
+            # concept, the mean of its names' vectors (its C).
+            "index_level": index_level,
+            # "O": the dictionary's own names; "D": corpus mentions added by augment or
+            # add_names; "OD": both (Triplet-Search's Search:O, D, OD).
+            "index_sources": index_sources,
+            # Set: a mention whose best D name scores at least this is answered from
+            # the D names alone, before the main index (Triplet-Search's sieve).
+            "sieve_threshold": sieve_threshold,
+            # A concept's k-best score gains prior_weight * ln(1 + n), n = how often the
+            # augmenting corpora annotated it: near ties go to what annotators meant most.
+            "prior_weight": prior_weight,
+        }
+        self._cache: "OrderedDict[str, Candidates]" = OrderedDict()
+        # What the index rows mean (set with the dictionary, see _build_search):
+        # the dictionary cut down to index_sources, and for index_level "concept" with
+        # only some concepts reachable, the concept of each row.
+        self._searched: Optional[ConceptDictionary] = None
+        self._concept_rows: Optional[numpy.ndarray] = None
+        # The sieve: the D names and an exact index over their vectors.
+        self._sieve: Optional[Tuple[ConceptDictionary, NameIndex]] = None
+        # prior_weight * ln(1 + annotations) per concept; None when it adds nothing.
+        self._concept_prior: Optional[numpy.ndarray] = None
+        # Optional second stage (stages/verifier.py): set by init-linker --verifier,
+        # saved by the pipe as its own `verifier` part.
+        self.verifier = None
+        # Optional last stage (stages/reranker.py): set by init-linker --reranker,
+        # saved by the pipe as its own `reranker` part.
+        self.reranker = None
+        # Per dictionary: type_filter's allowed-concept mask per label, and the id
+        # id_preference reports for each concept looked up so far.
+        self._allowed: Dict[str, numpy.ndarray] = {}
+        self._reported_ids: Dict[int, str] = {}
+        self._kb = None
+
+    @property
+    def kb(self):
+        """Concept lookup in scispaCy's shape: `kb[cid]` and `kb.cui_to_entity[cid]` give
+        a record with concept_id, canonical_name, aliases, types, definition; `cid` may
+        be any of a concept's ids."""
+        from ..kb.lookup import ConceptLookup
+
+        if self.dictionary is None:
+            raise BioLinkError(Errors.E163)
+        if self._kb is None or self._kb.dictionary is not self.dictionary:
+            self._kb = ConceptLookup(self.dictionary, self.reported_id)
+        return self._kb
+
+    def reported_id(self, concept: int) -> str:
+        """The id kb_id_ and kb_ents give for a concept: its id in the namespace that
+        comes first in id_preference. A concept whose primary id is in no listed
+        namespace (a MONDO term, a UMLS CUI) keeps it; list that namespace after
+        another (["MESH", "MONDO"]) to report the other instead."""
+        found = self._reported_ids.get(concept)
+        if found is not None:
+            return found
+        ids = self.dictionary.ids_of(concept)
+        best = ids[0]
+        if len(ids) > 1 and self.id_preference:
+            from ..kb.ids import namespace_of
+
+            rank = {namespace: i for i, namespace in enumerate(self.id_preference)}
+            primary_rank = rank.get(namespace_of(ids[0]))
+            if primary_rank is not None:
+                best = min(ids, key=lambda i: rank.get(namespace_of(i), len(rank)))
+        if len(self._reported_ids) < 1_000_000:
+            self._reported_ids[concept] = best
+        return best
+
+    def allowed_concepts(self, label: Optional[str]) -> Optional[numpy.ndarray]:
+        """type_filter's mask for a span label: True for concepts with an allowed type;
+        None when the label is not filtered."""
+        if label is None or label not in self.type_filter or self.dictionary is None:
+            return None
+        mask = self._allowed.get(label)
+        if mask is None:
+            allowed = self.type_filter[label]
+            mask = numpy.zeros(self.dictionary.n_concepts, dtype=bool)
+            if self.dictionary.types is not None:
+                for c, joined in enumerate(self.dictionary.types):
+                    if joined and not allowed.isdisjoint(joined.split("|")):
+                        mask[c] = True
+            if not mask.any():
+                warnings.warn(Warnings.W020.format(types=sorted(allowed), label=label))
+            self._allowed[label] = mask
+        return mask
+
+    # Set-up ----------------------------------------------------------------
+
+    @property
+    def is_initialized(self) -> bool:
+        """True once a dictionary is loaded and the index built, i.e. the linker can link."""
+        return self.dictionary is not None and self.index.is_built
+
+    def index_names(self, dictionary: ConceptDictionary, *, fit_encoder: bool = False) -> None:
+        """Encode the dictionary's names (normalized as mentions are) and build the search
+        over them. fit_encoder: first fit the encoder's statistics on those names (a new
+        linker; not when names are added to a fitted one)."""
+        names = [self.normalizer.name(name) for name in dictionary.names]
+        if fit_encoder:
+            self.model.initialize(X=names)
+        vectors = self.encode(names, progress=True)
+        # 10M names are ~1 GB of Python strings: gone before the index doubles the vectors.
+        del names
+        self._build_search(dictionary, vectors)
+
+    def _search_plan(self, dictionary: ConceptDictionary, where="bio_linker"
+                     ) -> Tuple[ConceptDictionary, numpy.ndarray, Optional[numpy.ndarray]]:
+        """The dictionary cut down to index_sources, its names' positions in `dictionary`,
+        and (index_level "concept", some concepts unreachable) the concept of each row."""
+        sources = self.cfg["index_sources"]
+        searched, rows = dictionary.select_names(INDEX_SOURCES[sources])
+        if searched.n_names == 0:
+            n_data = int(numpy.count_nonzero(dictionary.name_concept_sources & SOURCE_DATA))
+            raise BioLinkError(Errors.E108.format(sources=sources, where=where,
+                                                  n_names=dictionary.n_names, n_data=n_data))
+        concept_rows = None
+        if searched is not dictionary and self.cfg["index_level"] == "concept":
+            concept_rows = numpy.flatnonzero(numpy.bincount(searched.name_concepts,
+                                                            minlength=dictionary.n_concepts))
+        return searched, rows, concept_rows
+
+    def _build_search(self, dictionary: ConceptDictionary, name_vectors) -> None:
+        """Adopt `dictionary` given its names' vectors: build the index over the names
+        index_sources selects (or their concepts' mean vectors) and, with a sieve, the
+        exact index over the D names. Nothing is encoded twice."""
+        searched, rows, concept_rows = self._search_plan(dictionary)
+        vectors = name_vectors if len(rows) == dictionary.n_names else name_vectors[rows]
+        if self.cfg["index_level"] == "concept":
+            vectors = concept_vectors(searched, vectors)
+            if concept_rows is not None:
+                vectors = vectors[concept_rows]
+        self.index.build(vectors)
+        if hasattr(self.index, "add_words") and self.cfg["index_level"] == "name":
+            vectorizer = additive_vectorizer(self.model)
+            if vectorizer is not None:
+                # Normalized again one at a time: the list encode saw is gone at 10M names.
+                self.index.add_words((self.normalizer.name(name) for name in searched.names),
+                                     vectorizer)
+        sieve = None
+        if self.cfg["sieve_threshold"] is not None:
+            data, data_rows = dictionary.select_names(SOURCE_DATA)
+            if data.n_names:
+                sieve = exact_index(name_vectors[data_rows])
+        self._adopt(dictionary, where="bio_linker", sieve=sieve)
+
+    def _adopt(self, dictionary: ConceptDictionary, *, where,
+               sieve: Optional[NameIndex] = None) -> None:
+        """Take `dictionary` with the index as it stands, checking that they agree.
+
+        sieve: the exact index over the D names; with a sieve_threshold and none given
+        (a pipeline saved without one), it is rebuilt by encoding the D names.
+        """
+        level = self.cfg["index_level"]
+        searched, _, concept_rows = self._search_plan(dictionary, where=where)
+        if concept_rows is not None:
+            expected = len(concept_rows)
+        else:
+            expected = dictionary.n_concepts if level == "concept" else searched.n_names
+        if self.index.n_vectors != expected:
+            raise BioLinkError(Errors.E104.format(
+                path=where, reason=f"the index holds {self.index.n_vectors} vectors but "
+                                   f"index_sources {self.cfg['index_sources']!r} of the "
+                                   f"dictionary gives {expected} {level}s"))
+        self._sieve = None
+        if self.cfg["sieve_threshold"] is not None:
+            data, _ = dictionary.select_names(SOURCE_DATA)
+            if sieve is None and data.n_names:
+                sieve = exact_index(self.encode([self.normalizer.name(n) for n in data.names]))
+            if sieve is not None and sieve.n_vectors != data.n_names:
+                raise BioLinkError(Errors.E104.format(
+                    path=where, reason=f"the sieve index holds {sieve.n_vectors} vectors but "
+                                       f"the dictionary {data.n_names} D names"))
+            if data.n_names:
+                self._sieve = (data, sieve)
+        prior = None
+        if self.cfg["prior_weight"]:
+            # From the searched names only: with index_sources "O" no corpus count is used.
+            counts = numpy.bincount(searched.name_concepts, weights=searched.name_concept_counts,
+                                    minlength=dictionary.n_concepts)
+            if counts.any():
+                prior = self.cfg["prior_weight"] * numpy.log1p(counts)
+        # Now that the prior's largest boost is known, the threshold's upper bound is too.
+        _check_threshold(self.cfg["threshold"], self.model,
+                         float(prior.max()) if prior is not None else 0.0)
+        self.dictionary = dictionary
+        self._searched, self._concept_rows = searched, concept_rows
+        self._concept_prior = prior
+        self._allowed, self._reported_ids = {}, {}
+        self._cache.clear()
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
+        """Encode texts in batches (sparse rows or a dense float32 array)."""
+        batches = range(0, len(texts), batch_size)
+        if not batches:
+            return self.model.predict([])
+        parts, out = [], None
+        for i in tqdm(batches, desc=f"{self.name}: encoding names", unit="batch",
+                      disable=not progress or len(batches) < 2):
+            part = self.model.predict(list(texts[i:i + batch_size]))
+            if out is None and not sparse.issparse(part):
+                # Dense rows go straight into one array: a list of parts concatenated at
+                # the end would hold 10M names' vectors twice.
+                out = numpy.empty((len(texts),) + part.shape[1:], dtype=part.dtype)
+            if out is not None:
+                out[i:i + len(part)] = part
+            else:
+                parts.append(part)
+        return out if out is not None else sparse.vstack(parts, format="csr")
+
+    # Linking ---------------------------------------------------------------
+
+    def predict_mentions(self, mentions: Sequence[Mention], k: Optional[int] = None
+                         ) -> List[MentionLinks]:
+        """Ranked (concept index, score) candidates for each concept each mention names,
+        at most k (default cfg k) per part.
+
+        A composite is split only when every part matches better than the whole and the
+        parts name different concepts: that keeps "hereditary breast and ovarian cancer"
+        whole, whether it is itself a dictionary name or its parts are names of it.
+        The batch is deduplicated: each distinct text is encoded and searched once.
+        """
+        if not self.is_initialized:
+            raise BioLinkError(Errors.E101)
+        k = k or self.cfg["k"]
+        if self.reranker is not None:
+            k = max(k, self.reranker.k)
+        texts = self.resolved_texts(mentions)
+        parts = [self.composite_parts(text) for text in texts]
+        groups = [self.filter_group(m.label) for m in mentions]
+        keys_by_group: Dict[Optional[str], set] = {}
+        for group, text, mention_parts in zip(groups, texts, parts):
+            keys = keys_by_group.setdefault(group, set())
+            keys.add(self.query_key(text))
+            keys.update(self.query_key(p) for p in mention_parts)
+        results = self.link_and_verify(keys_by_group, k)
+
+        def linked(text: str, group: Optional[str]) -> Tuple[str, Candidates]:
+            key = self.query_key(text)
+            return (text, results[(group, key)] if key else [])
+
+        out = []
+        for group, text, mention_parts in zip(groups, texts, parts):
+            whole = linked(text, group)
+            split = [linked(p, group) for p in mention_parts]
+            best_whole = whole[1][0][1] if whole[1] else -numpy.inf
+            # Parts that all name the same concept are one concept written as a
+            # coordination ("hereditary breast and ovarian cancer", a syndrome).
+            if (split and all(c and c[0][1] > best_whole for _, c in split)
+                    and len({c[0][0] for _, c in split}) > 1):
+                out.append(split)
+            else:
+                out.append([whole])
+        if self.reranker is not None:
+            from .stages.reranker import rerank_mention_links
+
+            out = rerank_mention_links(self, self.reranker, mentions, out)
+        return out
+
+    def filter_group(self, label: Optional[str]) -> Optional[str]:
+        """The label its mentions are searched under: itself where type_filter restricts
+        it, None (every concept) otherwise."""
+        return label if label in self.type_filter else None
+
+    def link_and_verify(self, keys_by_group: Dict[Optional[str], Iterable[str]], k: int
+                        ) -> Dict[Tuple[Optional[str], str], Candidates]:
+        """The k best concepts of each query key, searched per filter_group (mentions whose
+        label type_filter restricts apart), then checked by the verifier when there is
+        one: what linking and `evaluate` both read, keyed by (group, key)."""
+        results: Dict[Tuple[Optional[str], str], Candidates] = {}
+        for group, keys in keys_by_group.items():
+            found = self.link_texts(sorted(key for key in keys if key), k, label=group)
+            if self.verifier is not None:
+                queries = list(found)
+                verified = self.verifier.verify(self.dictionary, queries,
+                                                [found[q] for q in queries],
+                                                self.normalizer.mention)
+                found = dict(zip(queries, verified))
+            results.update(((group, key), candidates) for key, candidates in found.items())
+        return results
+
+    def resolved_texts(self, mentions: Sequence[Mention]) -> List[str]:
+        """Mention texts with whitespace collapsed and, if configured, the abbreviations
+        defined in their doc spelled out."""
+        texts = [" ".join(m.text.split()) for m in mentions]
+        if not self.cfg["resolve_abbreviations"]:
+            return texts
+        long_forms: Dict[int, Dict[str, str]] = {}
+        resolved = []
+        for mention, text in zip(mentions, texts):
+            doc_key = id(mention.doc)
+            if doc_key not in long_forms:
+                long_forms[doc_key] = self.abbreviations.long_forms(mention.doc)
+            resolved.append(expand(text, long_forms[doc_key]))
+        return resolved
+
+    def composite_parts(self, text: str) -> List[str]:
+        """The parts of a composite mention; empty when it is not one or splitting is off."""
+        if not self.cfg["split_composites"]:
+            return []
+        parts = split_composite(text)
+        return parts if len(parts) > 1 else []
+
+    def query_key(self, text: str) -> str:
+        """The string that is encoded for a text; empty when there is nothing to link."""
+        key = self.normalizer.mention(text)
+        # Whitespace or punctuation alone names no concept.
+        return key if any(ch.isalnum() for ch in key) else ""
+
+    def link_texts(self, texts: Sequence[str], k: int, *, label: Optional[str] = None
+                   ) -> Dict[str, Candidates]:
+        """The k best concepts of each query text; with a label that type_filter lists,
+        the k best of the types it allows."""
+        cache = self._cache
+        cache_size = self.cfg["cache_size"]
+        allowed = self.allowed_concepts(label)
+        group = label if allowed is not None else None
+        found: Dict[str, Candidates] = {}
+        todo = []
+        for text in texts:
+            cached = cache.get((text, k, group)) if cache_size else None
+            if cached is None:
+                todo.append(text)
+            else:
+                cache.move_to_end((text, k, group))
+                found[text] = cached
+        if todo:
+            searched = self.search(self.encode(todo), k, allowed=allowed)
+            if self._concept_prior is not None:
+                searched = [self._with_prior(candidates) for candidates in searched]
+            for text, candidates in zip(todo, searched):
+                found[text] = candidates
+                if cache_size:
+                    cache[(text, k, group)] = candidates
+            while len(cache) > cache_size:
+                cache.popitem(last=False)
+        return found
+
+    def search(self, vectors, k: int, allowed: Optional[numpy.ndarray] = None
+               ) -> List[Candidates]:
+        """The k best concepts for each row of `vectors` (encoded query texts), among
+        the concepts `allowed` marks (a type filter) when given.
+
+        With a sieve, all rows are first searched among the D names, and those whose
+        best scores at least sieve_threshold keep that answer; the rest are searched in
+        the main index, all at once.
+        """
+        results: List[Candidates] = [[] for _ in range(vectors.shape[0])]
+        rest = numpy.arange(vectors.shape[0])
+        if self._sieve is not None and len(rest):
+            data, data_index = self._sieve
+            found = search_concepts(data, data_index, vectors, k, allowed=allowed)
+            threshold = self.cfg["sieve_threshold"]
+            accepted = numpy.array([bool(c) and c[0][1] >= threshold for c in found], dtype=bool)
+            for row in numpy.flatnonzero(accepted).tolist():
+                results[row] = found[row]
+            rest = numpy.flatnonzero(~accepted)
+            if len(rest) and len(rest) < len(found):
+                vectors = vectors[rest]
+        if len(rest):
+            if self.cfg["index_level"] == "concept":
+                main = search_concept_index(self.index, vectors, k, self._concept_rows,
+                                            allowed=allowed)
+            else:
+                main = search_concepts(self._searched, self.index, vectors, k, allowed=allowed)
+            for row, candidates in zip(rest.tolist(), main):
+                results[row] = candidates
+        return results
+
+    def _with_prior(self, candidates: Candidates) -> Candidates:
+        """The k candidates re-ranked with the annotation prior (a stable sort: equal
+        scores keep the search's order)."""
+        prior = self._concept_prior
+        return sorted(((c, score + float(prior[c])) for c, score in candidates),
+                      key=lambda candidate: -candidate[1])
+
+    def kb_ents(self, candidates: Candidates) -> List[Tuple[str, float]]:
+        """Candidates at or above the threshold, as (concept id, score), best first."""
+        threshold = self.cfg["threshold"]
+        kept = [(self.reported_id(c), round(score, 6)) for c, score in candidates
+                if score >= threshold]
+        return kept[: self.cfg["max_entities_per_mention"]]
+
+    def annotations(self, links: MentionLinks) -> Tuple[str, List[Tuple[str, float]], List]:
+        """kb_id, kb_ents and kb_parts of one mention.
+
+        A composite's kb_id joins its parts' ids with `|`, as the corpora write them, and
+        its kb_ents holds the best concept of each part.
+        """
+        nil_id = self.cfg["nil_id"]
+        if len(links) == 1:
+            kb_ents = self.kb_ents(links[0][1])
+            return (kb_ents[0][0] if kb_ents else nil_id), kb_ents, []
+        parts = [(text, self.kb_ents(candidates)) for text, candidates in links]
+        best = [ents[0] for _, ents in parts if ents]
+        kb_id = "|".join(ents[0][0] if ents else nil_id for _, ents in parts) if best else nil_id
+        return kb_id, best, parts
+
+
+def score_range(model: Model) -> Optional[Tuple[float, float]]:
+    """The (lowest, highest) score the encoder's similarity can give, from its attrs:
+    cosine [-1, 1], a HybridEncoder's weighted sum of its parts' ranges; None when
+    unbounded (inner products)."""
+    attrs = model.attrs
+    similarity = attrs.get("similarity")
+    if similarity == "cosine" and attrs.get("normalize", True):
+        return (-1.0, 1.0)
+    if similarity == "weighted cosine" and len(model.layers) == 2:
+        parts = [score_range(layer) for layer in model.layers]
+        if all(parts):
+            weights = (attrs.get("dense_weight", 1.0), attrs.get("sparse_weight", 1.0))
+            return (sum(w * lo for w, (lo, _) in zip(weights, parts)),
+                    sum(w * hi for w, (_, hi) in zip(weights, parts)))
+    return None
+
+
+def _check_threshold(threshold: float, encoder: Model, prior_max: Optional[float]) -> None:
+    """A threshold no score can reach makes every mention NIL, one below every score does
+    nothing: both are mistakes. prior_max: the most the annotation prior adds to a score
+    (0 without one; None while unknown, before the dictionary is adopted)."""
+    bounds = score_range(encoder)
+    if bounds is None or isinstance(threshold, bool):
+        return
+    lo, hi = bounds
+    hi = float("inf") if prior_max is None else hi + prior_max
+    if not lo <= threshold <= hi:
+        raise BioLinkError(Errors.E125.format(
+            value=threshold, similarity=encoder.attrs.get("similarity"), name=encoder.name,
+            lo=round(lo, 6), hi=round(hi, 6)))
+
+# Settings (config.cfg) checked by _check_config; the saved cfg's copies are checked too.
+CONFIG_KEYS = ("k", "threshold", "max_entities_per_mention", "cache_size", "nil_id",
+               "index_level", "index_sources", "sieve_threshold", "prior_weight")
+# Settings the saved index was built for: a config that changes them needs a rebuild.
+INDEX_SETTINGS = ("index_level", "index_sources")
+
+
+def _check_config(**values) -> None:
+    if not isinstance(values["k"], int) or values["k"] < 1:
+        raise BioLinkError(Errors.E102.format(key="k", what="an integer >= 1", value=values["k"]))
+    m = values["max_entities_per_mention"]
+    if not isinstance(m, int) or m < 1:
+        raise BioLinkError(Errors.E102.format(key="max_entities_per_mention",
+                                              what="an integer >= 1", value=m))
+    if not isinstance(values["threshold"], (int, float)):
+        raise BioLinkError(Errors.E102.format(key="threshold", what="a number",
+                                              value=values["threshold"]))
+    if not isinstance(values["cache_size"], int) or values["cache_size"] < 0:
+        raise BioLinkError(Errors.E102.format(key="cache_size", what="an integer >= 0",
+                                              value=values["cache_size"]))
+    if values["index_sources"] not in INDEX_SOURCES:
+        raise BioLinkError(Errors.E102.format(
+            key="index_sources", value=values["index_sources"],
+            what='"O" (the dictionary\'s names), "D" (corpus mentions added by augment or '
+                 'add_names) or "OD" (both)'))
+    sieve = values["sieve_threshold"]
+    if sieve is not None and (isinstance(sieve, bool) or not isinstance(sieve, (int, float))
+                              or not -1.0 <= sieve <= 1.0):
+        raise BioLinkError(Errors.E102.format(
+            key="sieve_threshold", value=sieve,
+            what="null (no sieve) or a cosine in [-1, 1] that a mention's best D name must "
+                 "reach to be answered from the D names (Triplet-Search uses 0.95)"))
+    prior = values["prior_weight"]
+    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or prior < 0:
+        raise BioLinkError(Errors.E102.format(
+            key="prior_weight", value=prior,
+            what="a number >= 0 (0: no annotation prior; init-linker's default is 0.005)"))
+    if values["index_level"] not in ("name", "concept"):
+        raise BioLinkError(Errors.E102.format(key="index_level", what='"name" or "concept"',
+                                              value=values["index_level"]))
+    if not isinstance(values["nil_id"], str):
+        raise BioLinkError(Errors.E102.format(key="nil_id", what="a string", value=values["nil_id"]))
+
+
+def _check_type_filter(value) -> Dict[str, frozenset]:
+    """label -> frozenset of allowed types; UMLS semantic groups (DISO) become their TUIs."""
+    from ..kb.readers.umls import semantic_groups
+
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+            isinstance(label, str) and isinstance(types, (list, tuple))
+            and all(isinstance(t, str) and t for t in types) for label, types in value.items()):
+        raise BioLinkError(Errors.E161.format(value=value))
+    groups: Dict[str, List[str]] = {}
+    for tui, (group, _, _) in semantic_groups().items():
+        groups.setdefault(group, []).append(tui)
+    out = {}
+    for label, types in value.items():
+        allowed = set()
+        for t in types:
+            allowed.update(groups.get(t, [t]))
+        out[label] = frozenset(allowed)
+    return out
+
+
+def _check_id_preference(value) -> Tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, str) and v.strip() for v in value):
+        raise BioLinkError(Errors.E162.format(value=value))
+    return tuple(v.strip().upper() for v in value)

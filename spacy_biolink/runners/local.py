@@ -1,0 +1,309 @@
+"""Linking the documents of a file with a saved pipeline (`python -m spacy_biolink link`).
+
+For people who do not write Python: documents in, one JSON object per document out.
+
+Input (.gz ok):
+* `.txt`: one document a line; blank lines are skipped.
+* `.jsonl`: one JSON object a line with a `"text"` string. Every other key (`"id"`,
+  `"pmid"`, ...) is copied to the output record unchanged. An optional `"entities"` list
+  of `[start, end, label]` (or `{"start", "end", "label"}` objects, as `link` writes them)
+  gives the spans to link, for pipelines without an NER, e.g. gold mentions. Offsets are
+  characters of `"text"`; one that cuts a token is widened to whole tokens, as `convert`
+  does. An NER in the pipeline keeps given entities and may add others around them.
+
+Output, one line a document: the passthrough keys, `"text"`, and `"entities"`: a list of
+`{"start", "end", "text", "label", "kb_id", "kb_ents": [[id, score], ...], "kb_names":
+{id: canonical name}}` plus `"kb_parts": [{"text", "kb_ents"}, ...]` for a composite
+mention that bio_linker split. kb_names holds the canonical name of each id in kb_id,
+kb_ents and kb_parts, so a reader sees what D003924 is without a lookup.
+
+The input is read twice: once to check every line before the pipeline loads (a typo on
+line 90 000 should not cost an hour of linking), once to link. The output is written
+beside its target and renamed into place, so an error leaves no half-written file.
+"""
+from dataclasses import dataclass, field
+import gzip
+import json
+import logging
+from pathlib import Path
+from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
+import warnings
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+
+from ..errors import BioLinkError, Errors, Warnings
+from ..linker.extensions import KB_PARTS_KEY, install_extensions
+from ..io.files import atomic_file, check_input_file, check_output_path, iter_lines
+from ..io.util import PathLike
+
+logger = logging.getLogger(__name__)
+
+TEXT_KEY = "text"
+ENTITIES_KEY = "entities"
+FORMATS = ("txt", "jsonl")
+_SUFFIX_FORMATS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+
+
+@dataclass
+class InputDocument:
+    """One document of an input file: its text, the keys to copy, the spans it gives."""
+
+    text: str
+    line: int
+    passthrough: Dict[str, Any] = field(default_factory=dict)
+    # (start_char, end_char, label) triples; None when the input gave no "entities" key
+    entities: Optional[List[Tuple[int, int, str]]] = None
+
+
+@dataclass
+class LinkStats:
+    docs: int = 0
+    entities: int = 0
+    linked: int = 0
+    nil: int = 0
+    docs_without_entities: int = 0
+
+
+def input_format(path: PathLike, format: Optional[str] = None) -> str:
+    """"txt" or "jsonl": `format` when given, else from the name (`.gz` looked through)."""
+    if format is not None:
+        if format not in FORMATS:
+            raise BioLinkError(Errors.E751.format(path=path))
+        return format
+    path = Path(path)
+    suffix = Path(path.stem).suffix if path.suffix == ".gz" else path.suffix
+    found = _SUFFIX_FORMATS.get(suffix.lower())
+    if found is None:
+        raise BioLinkError(Errors.E751.format(path=path))
+    return found
+
+
+def read_input_documents(path: PathLike, *, format: Optional[str] = None
+                         ) -> Iterator[InputDocument]:
+    """The documents of a .txt or .jsonl file, checked line by line (see the module doc)."""
+    path = Path(path)
+    if not path.exists():
+        raise BioLinkError(Errors.E750.format(path=path))
+    check_input_file(path, "Input file")
+    fmt = input_format(path, format)
+    # Control characters are kept: they are text to link (a form feed between pages),
+    # and spaCy tokenizes them as whitespace.
+    for line_no, line in iter_lines(path, "Input file"):
+        if not line.strip():
+            continue
+        if fmt == "txt":
+            yield InputDocument(text=line, line=line_no)
+        else:
+            yield _parse_json_line(path, line_no, line)
+
+
+def _parse_json_line(path: Path, line_no: int, line: str) -> InputDocument:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise BioLinkError(Errors.E752.format(path=path, line=line_no, reason=err)) from None
+    if not isinstance(record, dict):
+        raise BioLinkError(Errors.E753.format(
+            path=path, line=line_no, reason=f"found a JSON {type(record).__name__}, not an object"))
+    if TEXT_KEY not in record:
+        raise BioLinkError(Errors.E753.format(
+            path=path, line=line_no, reason=f"the object has no \"text\" key (keys: {sorted(record)})"))
+    text = record.pop(TEXT_KEY)
+    if not isinstance(text, str):
+        raise BioLinkError(Errors.E753.format(
+            path=path, line=line_no, reason=f"\"text\" is a {type(text).__name__}, not a string"))
+    entities = None
+    if ENTITIES_KEY in record:
+        entities = _parse_entities(path, line_no, record.pop(ENTITIES_KEY), text)
+    return InputDocument(text=text, line=line_no, passthrough=record, entities=entities)
+
+
+def _parse_entities(path: Path, line_no: int, value: Any, text: str) -> List[Tuple[int, int, str]]:
+    def bad(reason: str, item: Any = value) -> BioLinkError:
+        return BioLinkError(Errors.E754.format(path=path, line=line_no, value=item, reason=reason))
+
+    if not isinstance(value, list):
+        raise bad("not a list")
+    entities = []
+    for item in value:
+        if isinstance(item, dict):
+            item = [item.get("start"), item.get("end"), item.get("label")]
+        if not isinstance(item, (list, tuple)) or len(item) != 3:
+            raise bad("each entity needs a start, an end and a label", item)
+        start, end, label = item
+        if not (isinstance(start, int) and isinstance(end, int) and isinstance(label, str)):
+            raise bad("start and end must be integers, label a string", item)
+        if not 0 <= start < end <= len(text):
+            raise bad(f"offsets outside the text (0-{len(text)}) or empty", item)
+        entities.append((start, end, label))
+    return entities
+
+
+def make_input_doc(nlp: Language, document: InputDocument, path: PathLike = "<input>") -> Doc:
+    """A tokenized Doc with the document's given entities (if any) as doc.ents."""
+    doc = nlp.make_doc(document.text)
+    if document.entities is None:
+        return doc
+    spans = []
+    for start, end, label in document.entities:
+        span = doc.char_span(start, end, label=label, alignment_mode="expand")
+        if span is None:
+            raise BioLinkError(Errors.E754.format(path=path, line=document.line,
+                                                  value=[start, end, label],
+                                                  reason="it covers no token"))
+        spans.append(span)
+    try:
+        doc.ents = spans
+    except ValueError as err:
+        raise BioLinkError(Errors.E754.format(path=path, line=document.line,
+                                              value=[[s.start_char, s.end_char, s.label_] for s in spans],
+                                              reason=f"overlapping spans ({err})")) from None
+    return doc
+
+
+def entity_record(span: Span, kb: Optional[Mapping] = None) -> Dict[str, Any]:
+    """One entity's output object; with `kb` (bio_linker's `kb`), the canonical name of
+    each of its ids under "kb_names"."""
+    record = {"start": span.start_char, "end": span.end_char, "text": span.text,
+              "label": span.label_, "kb_id": span.kb_id_,
+              "kb_ents": [[concept, score] for concept, score in span._.kb_ents]}
+    ids = [concept for concept, _ in span._.kb_ents] + span.kb_id_.split("|")
+    # get_kb_parts answers for every span; only a split composite stored its own parts
+    if (KB_PARTS_KEY, span.start_char, span.end_char) in span.doc.user_data:
+        record["kb_parts"] = [{"text": text, "kb_ents": [[c, s] for c, s in ents]}
+                              for text, ents in span._.kb_parts]
+        ids += [c for _, ents in span._.kb_parts for c, _ in ents]
+    if kb is not None:
+        record["kb_names"] = {concept: kb[concept].canonical_name
+                              for concept in dict.fromkeys(ids) if concept in kb}
+    return record
+
+
+def doc_record(doc: Doc, passthrough: Optional[Dict[str, Any]] = None, *,
+               spans_key: Optional[str] = None, kb: Optional[Mapping] = None) -> Dict[str, Any]:
+    """The output object of one document: passthrough keys, text, entities."""
+    spans: Sequence[Span] = doc.ents if spans_key is None else doc.spans.get(spans_key, [])
+    record = dict(passthrough or {})
+    record[TEXT_KEY] = doc.text
+    record[ENTITIES_KEY] = [entity_record(span, kb) for span in spans]
+    return record
+
+
+def entity_setting_pipes(nlp: Language) -> List[str]:
+    """Pipes that (may) write doc.ents, besides bio_linker, which only relabels them."""
+    return [name for name in nlp.pipe_names
+            if "doc.ents" in nlp.get_pipe_meta(name).assigns and name != "bio_linker"]
+
+
+def warn_if_nothing_to_link(nlp: Language, without_entities: int, total: int, *,
+                            model_path: PathLike) -> None:
+    """Say so when no pipe finds entities and some documents bring none: bio_linker would
+    quietly write empty entity lists for them."""
+    if without_entities and not entity_setting_pipes(nlp):
+        warnings.warn(Warnings.W750.format(path=model_path, pipes=nlp.pipe_names,
+                                           n=without_entities, total=total))
+        # Said here with the input's counts: the linker's own W900 would repeat it.
+        check = getattr(nlp.get_pipe("bio_linker"), "nothing_to_link", None)
+        if check is not None:
+            check.warned = True
+
+
+def check_pipe_settings(batch_size: int, n_process: int) -> None:
+    """nlp.pipe's batch_size and n_process, checked before any work: batch size 0 made
+    `link` write an empty file and exit 0, n_process 0 fail deep in spaCy."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise BioLinkError(Errors.E480.format(option="--batch-size (batch_size)",
+                                              what="an integer >= 1", value=batch_size))
+    if isinstance(n_process, bool) or not isinstance(n_process, int) \
+            or not (n_process >= 1 or n_process == -1):
+        raise BioLinkError(Errors.E480.format(option="--n-process (n_process)",
+                                              what="an integer >= 1 (or -1: one per CPU)",
+                                              value=n_process))
+
+
+def linker_kb(nlp: Language) -> Optional[Mapping]:
+    """The bio_linker's concept lookup, for the canonical names records show; None
+    without a bio_linker."""
+    return nlp.get_pipe("bio_linker").kb if "bio_linker" in nlp.pipe_names else None
+
+
+def link_documents(nlp: Language, documents: Iterable[InputDocument], *,
+                   path: PathLike = "<input>", batch_size: int = 64, n_process: int = 1
+                   ) -> Iterator[Dict[str, Any]]:
+    """Output records for `documents`, in order, through nlp.pipe."""
+    check_pipe_settings(batch_size, n_process)
+    install_extensions()
+    spans_key = _linker_spans_key(nlp)
+    kb = linker_kb(nlp)
+    docs = ((make_input_doc(nlp, document, path), document.passthrough) for document in documents)
+    for doc, passthrough in nlp.pipe(docs, as_tuples=True, batch_size=batch_size,
+                                     n_process=n_process):
+        yield doc_record(doc, passthrough, spans_key=spans_key, kb=kb)
+
+
+def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path: PathLike, *,
+              format: Optional[str] = None, batch_size: int = 64, n_process: int = 1,
+              progress: bool = True) -> LinkStats:
+    """Link every document of `input_path` and write one JSON line each to `output_path`.
+
+    nlp: a pipeline with bio_linker, or the directory of a saved one (loaded after the
+        input has been checked). An `output_path` ending in .gz is gzipped.
+    """
+    check_pipe_settings(batch_size, n_process)
+    check_output_path(output_path, what="the linked documents (JSONL)",
+                      example="linked.jsonl")
+    n_documents = 0
+    given_entities = 0
+    for document in read_input_documents(input_path, format=format):
+        n_documents += 1
+        given_entities += document.entities is not None
+    model_path = None
+    if not isinstance(nlp, Language):
+        from ..linker.pipeline import load_linker_pipeline
+
+        model_path = nlp
+        nlp = load_linker_pipeline(nlp)
+    if "bio_linker" not in nlp.pipe_names:
+        raise BioLinkError(Errors.E402.format(path=model_path or "<given nlp>", pipes=nlp.pipe_names))
+    stats = LinkStats()
+    warn_if_nothing_to_link(nlp, n_documents - given_entities, n_documents,
+                            model_path=model_path or "<given nlp>")
+    nil_id = nlp.get_pipe("bio_linker").cfg.get("nil_id", "NIL")
+    from tqdm import tqdm
+
+    records = link_documents(nlp, read_input_documents(input_path, format=format),
+                             path=input_path, batch_size=batch_size, n_process=n_process)
+    gzipped = Path(output_path).suffix == ".gz"
+    with atomic_file(output_path, "wb" if gzipped else "w") as raw:
+        fileh = gzip.open(raw, "wt", encoding="utf8") if gzipped else raw
+        try:
+            for record in tqdm(records, total=n_documents, unit="doc", disable=not progress,
+                               desc="Linking"):
+                fileh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                _count(stats, record, nil_id)
+        finally:
+            if gzipped:
+                fileh.close()
+    logger.info("Linked %d docs: %d entities, %d linked, %d NIL", stats.docs, stats.entities,
+                stats.linked, stats.nil)
+    return stats
+
+
+def _count(stats: LinkStats, record: Dict[str, Any], nil_id: str) -> None:
+    entities = record[ENTITIES_KEY]
+    stats.docs += 1
+    stats.entities += len(entities)
+    stats.docs_without_entities += not entities
+    for entity in entities:
+        if entity["kb_id"] == nil_id:
+            stats.nil += 1
+        elif entity["kb_id"]:
+            stats.linked += 1
+
+
+def _linker_spans_key(nlp: Language) -> Optional[str]:
+    if "bio_linker" not in nlp.pipe_names:
+        return None
+    return nlp.get_pipe("bio_linker").cfg.get("spans_key")
