@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     assert isinstance(index, SparseIndex), "the pipeline's index is not a SparseIndex"
     k = args.k or linker.cfg["k"]
     texts = sorted({d.text[m.start:m.end] for d in read_pubtator(args.corpus) for m in d.mentions})
-    queries = linker.encode(texts)
+    queries = linker.linker.encode(texts)
     print(f"{len(texts)} distinct mention texts, {index.n_vectors} names, "
           f"{index.names_t.nnz} postings, k={k}")
 

@@ -241,7 +241,7 @@ def run_ours(args, work: Path) -> Dict:
         timings, predictions = [], None
         for rep in range(args.repeats):
             docs = make_docs(nlp.make_doc, texts, per_doc)
-            linker._cache.clear()  # every pass cold
+            linker.linker.clear_cache()  # every pass cold
             gc.collect()
             t = time.perf_counter()
             docs = list(nlp.pipe(docs, batch_size=args.batch_size))
@@ -540,7 +540,7 @@ def run_interleaved(args) -> Dict:
     def ours_pass(stages):
         linker.cfg.update(stages)
         docs = make_docs(nlp.make_doc, texts, per_doc)
-        linker._cache.clear()  # every pass cold
+        linker.linker.clear_cache()  # every pass cold
         gc.collect()
         t = time.perf_counter()
         docs = list(nlp.pipe(docs, batch_size=args.batch_size))

@@ -107,7 +107,7 @@ def run_pipeline(path: Path, args) -> dict:
     linker = nlp.get_pipe("bio_linker")
     docs = gold_docs(nlp, args.corpus)
     texts = sorted({linker.normalizer.mention(e.text) for d in docs for e in d.ents})
-    queries = sparse.csr_matrix(linker.encode(texts), dtype=numpy.float32)
+    queries = sparse.csr_matrix(linker.linker.encode(texts), dtype=numpy.float32)
     names_t = linker.index.names_t
     rows = getattr(linker.index, "rows", None)
     if rows is None and args.rows_dir is not None:
@@ -212,10 +212,10 @@ def run_pipeline(path: Path, args) -> dict:
                 auto_v3._pruning, auto_v3.n_threads = True, threads
                 linked.append((f"AutoSparseIndex.v3 {threshold}/{word_candidates}", auto_v3))
             for label, index in linked:
-                linker.index = index
+                linker.linker.index = index
 
                 def link():
-                    linker._cache.clear()
+                    linker.linker.clear_cache()
                     list(nlp.pipe([d.copy() for d in docs], batch_size=128))
 
                 link()
@@ -223,7 +223,7 @@ def run_pipeline(path: Path, args) -> dict:
                 out["rows"].append({"threads": threads, "link": label,
                                     "mentions_per_s": n_mentions / wall})
                 print(f"| {threads} | {label} | {n_mentions / wall:.0f} |", flush=True)
-        linker.index = original
+        linker.linker.index = original
     return out
 
 

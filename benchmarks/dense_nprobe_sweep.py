@@ -47,12 +47,12 @@ def main(argv=None) -> int:
     ivf = faiss.extract_index_ivf(linker.index.index)
     texts = sorted({linker.normalizer.mention(m.text) for d in read_pubtator(args.corpus)
                     for m in d.mentions})
-    queries = numpy.ascontiguousarray(linker.encode(texts), dtype=numpy.float32)
-    names = linker._searched.names
+    queries = numpy.ascontiguousarray(linker.linker.encode(texts), dtype=numpy.float32)
+    names = linker.linker._searched.names
     started = time.perf_counter()
     vectors = numpy.empty((len(names), queries.shape[1]), dtype=numpy.float32)
     for start in range(0, len(names), 200_000):
-        vectors[start:start + 200_000] = linker.encode(
+        vectors[start:start + 200_000] = linker.linker.encode(
             [linker.normalizer.name(n) for n in names[start:start + 200_000]])
     print(f"{len(names):,} names encoded in {time.perf_counter() - started:.0f} s; "
           f"{len(texts)} queries; nlist {ivf.nlist}", flush=True)

@@ -45,7 +45,7 @@ def main(argv=None) -> int:
         rates = []
         for _ in range(args.repeats):
             docs = list(doc_bin.get_docs(nlp.vocab))
-            linker._cache.clear()  # every pass cold: encode and search every distinct text
+            linker.linker.clear_cache()  # every pass cold: encode and search every distinct text
             start = time.perf_counter()
             docs = list(nlp.pipe(docs, batch_size=args.batch_size))
             seconds = time.perf_counter() - start

@@ -55,7 +55,7 @@ def junk_mentions(nlp, corpus: str, types: Optional[Set[str]], n: int, seed: int
 
 def top_scores(linker, mentions: List[Mention]) -> numpy.ndarray:
     """Best score of each mention (of its best part), -inf when nothing is linked."""
-    links = linker.predict_mentions(mentions)
+    links = linker.link(mentions)
     return numpy.array([min((c[0][1] if c else -numpy.inf) for _, c in parts) for parts in links])
 
 

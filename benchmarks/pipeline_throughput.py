@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     def timed(disable=()):
         best, n_mentions = None, 0
         for _ in range(args.repeats):
-            linker._cache.clear()
+            linker.linker.clear_cache()
             start = time.perf_counter()
             with nlp.select_pipes(disable=list(disable)):
                 docs = list(nlp.pipe(texts, batch_size=args.batch_size, n_process=args.n_process))

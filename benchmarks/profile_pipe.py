@@ -45,7 +45,7 @@ def main(argv=None) -> int:
 
     def one_pass():
         docs = make_docs(nlp.make_doc, texts, per_doc)
-        linker._cache.clear()
+        linker.linker.clear_cache()
         gc.collect()
         t = time.perf_counter()
         list(nlp.pipe(docs, batch_size=args.batch_size))
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     print(f"{n} mentions: best of {args.repeats} {best * 1e3:.1f} ms = {n / best:,.0f} mentions/s")
 
     docs = make_docs(nlp.make_doc, texts, per_doc)
-    linker._cache.clear()
+    linker.linker.clear_cache()
     gc.collect()
     prof = cProfile.Profile()
     prof.enable()

@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     linker = spacy.load(args.pipeline).get_pipe("bio_linker")
     texts = sorted({linker.normalizer.mention(d.text[m.start:m.end])
                     for d in read_pubtator(args.corpus) for m in d.mentions})
-    queries = linker.encode(texts)
+    queries = linker.linker.encode(texts)
     names_t = linker.index.names_t
     exact = SparseIndex()
     exact.names_t = names_t

@@ -6,7 +6,7 @@
 
 PIPELINE is a saved bio_linker with a reranker (init-linker --reranker DIR). The first
 --mentions gold mentions of CORPUS are linked through nlp.pipe-sized batches of
-`predict_mentions` (what bio_linker.pipe runs), first without the reranker (the retriever
+`link` (what bio_linker.pipe runs), first without the reranker (the retriever
 alone), then with it at each k: all in this one process, one after another, every pass
 with the retriever's and the reranker's caches emptied, so the ratios compare like with
 like. Reported: mentions/s, (context, candidate) pairs scored, the load average.
@@ -55,14 +55,14 @@ def main(argv=None) -> int:
         batches[-1].extend(mentions)
 
     def run(k, with_reranker):
-        linker._cache.clear()
+        linker.linker.clear_cache()
         reranker._cache.clear()
         reranker.n_scored = 0
         reranker.k = k
         linker.reranker = reranker if with_reranker else None
         start = time.perf_counter()
         for batch in batches:
-            linker.predict_mentions(batch, k)
+            linker.link(batch, k)
         seconds = time.perf_counter() - start
         return {"k": k, "reranker": with_reranker, "mentions": n, "seconds": seconds,
                 "mentions_per_s": n / seconds, "pairs_scored": reranker.n_scored,

@@ -73,7 +73,7 @@ for d in docs_in:
 n_mentions = sum(len(d.ents) for d in docs)
 best = None
 for _ in range(repeats):
-    linker._cache.clear()
+    linker.linker.clear_cache()
     fresh = [d.copy() for d in docs]
     t = time.perf_counter()
     list(nlp.pipe(fresh, batch_size=128))
@@ -84,7 +84,7 @@ res = {"threads": threads, "index_threads": getattr(linker.index, "n_threads", 1
        "index": type(linker.index).__name__, "n_names": linker.index.n_vectors,
        "prunes": bool(getattr(linker.index, "prunes", False))}
 texts = sorted({linker.normalizer.mention(e.text) for d in docs for e in d.ents})
-queries = linker.encode(texts)
+queries = linker.linker.encode(texts)
 index = linker.index
 index.search(queries[:2], 10)
 t = time.perf_counter(); scores, ids = index.search(queries, 10); fast_s = time.perf_counter() - t
@@ -96,12 +96,12 @@ else:
     # Exact dense search without holding every name's vector: the names encoded again a
     # chunk at a time, each chunk's best 10 merged into the running best 10.
     from spacy_biolink.index import top_k
-    names = linker._searched.names
+    names = linker.linker._searched.names
     e_scores = numpy.full((len(texts), 10), -numpy.inf, dtype=numpy.float32)
     e_ids = numpy.full((len(texts), 10), -1, dtype=numpy.int64)
     t = time.perf_counter()
     for start in range(0, len(names), 200_000):
-        chunk = linker.encode([linker.normalizer.name(n) for n in names[start:start + 200_000]])
+        chunk = linker.linker.encode([linker.normalizer.name(n) for n in names[start:start + 200_000]])
         block = queries @ chunk.T
         for row in range(len(texts)):
             values = numpy.concatenate([e_scores[row], block[row]])
@@ -116,7 +116,7 @@ if index.vector_kind != "sparse":
     for row in range(len(texts)):
         got = [int(i) for i in ids[row] if i >= 0]
         if got:
-            again = linker.encode([linker.normalizer.name(names[i]) for i in got])
+            again = linker.linker.encode([linker.normalizer.name(names[i]) for i in got])
             scores[row, :len(got)] = again @ queries[row]
 # Dense: faiss and numpy round the same inner product differently in the last bits,
 # and a DAN gives names with the same words the same vector: ties at the 10th place.

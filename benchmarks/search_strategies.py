@@ -26,7 +26,7 @@ from typing import Optional
 
 from normalization_ablation import corpus_settings
 
-from spacy_biolink.linker.component import BioLinker
+from spacy_biolink.linker.policy import LinkingPolicy
 from spacy_biolink.evaluation import evaluate_gold_mentions
 from spacy_biolink.linker.pipeline import init_linker
 
@@ -55,21 +55,21 @@ def main(argv=None) -> int:
     augment = [settings["train"]] + ([settings["dev"]] if args.split == "test" else [])
     # Keep the name vectors initialize() computes, to rebuild each strategy's index from.
     captured = {}
-    build_search = BioLinker._build_search
+    build_search = LinkingPolicy._build_search
 
     def keep_vectors(linker, dictionary, name_vectors):
         captured["vectors"] = name_vectors
         return build_search(linker, dictionary, name_vectors)
 
     start = time.perf_counter()
-    BioLinker._build_search = keep_vectors
+    LinkingPolicy._build_search = keep_vectors
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             nlp = init_linker(None, settings["dictionary"], augment=augment,
                               spelling_map=settings["spelling"], encoder=args.encoder)
     finally:
-        BioLinker._build_search = build_search
+        LinkingPolicy._build_search = build_search
     linker, vectors = nlp.get_pipe("bio_linker"), captured["vectors"]
     encode_seconds = time.perf_counter() - start
     rows = ["| search | lenient acc@1 | lenient acc@5 | strict acc@1 | strict acc@5 |",
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
         linker.cfg.update(index_sources=sources, index_level=level, sieve_threshold=sieve)
         # Rebuilding the search over the same vectors is what initialize() does after
         # encoding; only the index (and the sieve's exact index) change between rows.
-        linker._build_search(linker.dictionary, vectors)
+        linker.linker._build_search(linker.dictionary, vectors)
         result = evaluate_gold_mentions(nlp, settings[args.split], types=settings["types"])
         results[label] = result
         rows.append(f"| {label} | {result['lenient']['acc@1']:.4f} | {result['lenient']['acc@5']:.4f} | "

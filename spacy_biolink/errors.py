@@ -141,6 +141,23 @@ class Errors(metaclass=ErrorsWithCodes):
     E163 = ("bio_linker has no dictionary yet, so it has no `kb`: initialize the pipeline "
             "(init-linker) or load a saved one first.")
 
+    # Linking stages
+    E164 = ("bio_linker has no stage named {name!r} to stop before (its stages: {stages}).")
+    E165 = ("bio_linker: stage {name!r} is not a linking stage ({value!r}). A stage is a "
+            "registered block such as `@misc = \"spacy-biolink.SiameseVerifierStage.v1\"` or "
+            "`@misc = \"spacy-biolink.CrossEncoderRerankerStage.v1\"` under "
+            "[components.NAME.stages.STAGE_NAME].")
+    E166 = ("bio_linker: initialize was given trained weights for stage {name!r}, but the "
+            "config has no such stage (its stages: {stages}). Add a "
+            "[components.NAME.stages.{name}] block, or use init-linker --verifier / --reranker, "
+            "which write one.")
+    E167 = ("bio_linker: the trained {role} at {path} does not fit the config's stage "
+            "{name!r}: {reason}. Its [model] block must be the one it was trained with "
+            "(init-linker --verifier / --reranker copies it).")
+    E168 = ("{pipe}: stage {name!r} was built from the config but has no trained weights: "
+            "give them at initialize ([initialize.components.{pipe}.stages] {name} = "
+            "\"TRAINED_DIR\", as init-linker --verifier / --reranker does) or load a "
+            "saved pipeline that has them.")
     # Encoders and indexes
     # Scale (issue 17): the dense index past a size threshold.
     E180 = ("spacy-biolink.AutoFaissIndex.v1: min_names = {min_names}, nlist = {nlist} and "

@@ -461,3 +461,39 @@ def build_relabel_entities(label: Optional[str] = "Disease"):
     from .corpora.relabel import relabel_entities
 
     return relabel_entities(label)
+
+
+# Linking stages (linker/stages/): a block under [components.NAME.stages.STAGE_NAME] each.
+
+@registry.misc("spacy-biolink.SiameseVerifierStage.v1")
+def build_siamese_verifier_stage(model, mode: str = "nil", threshold: float = 0.5,
+                                 max_tries: int = 3, rule: str = "verifier",
+                                 score_threshold: Optional[float] = None,
+                                 weights: Optional[List[float]] = None):
+    """Registered `spacy-biolink.SiameseVerifierStage.v1`: seed 004's verifier as a stage
+    that checks each query's candidates; `model` is its `SiameseVerifier` architecture
+    block (the weights travel with the pipeline), the rest its NIL rule: mode "nil" (a
+    rejected top candidate makes the mention NIL) or "next" (try the next, up to
+    max_tries); rule "verifier" (p < threshold), "either" (or score < score_threshold)
+    or "combined" (weights [w_p, w_s, bias])."""
+    from .io.safe_models import check_model
+    from .linker.stages.verifier import CandidateVerifier
+
+    check_model(model, role="verifier", where="bio_linker verifier stage")
+    return CandidateVerifier(model, threshold, mode, max_tries, rule=rule,
+                             score_threshold=score_threshold, weights=weights)
+
+
+@registry.misc("spacy-biolink.CrossEncoderRerankerStage.v1")
+def build_cross_encoder_reranker_stage(model, k: int = 10, temperature: float = 1.0,
+                                       context_chars: int = 150, cache_size: int = 100000):
+    """Registered `spacy-biolink.CrossEncoderRerankerStage.v1`: the cross-encoder as a stage
+    that reorders each mention's k best candidates read in its sentence (`context_chars`
+    each side); scores become probabilities at `temperature`. `model` is its
+    `CrossEncoderReranker` architecture block (the weights travel with the pipeline)."""
+    from .io.safe_models import check_model
+    from .linker.stages.reranker import Reranker
+
+    check_model(model, role="reranker", where="bio_linker reranker stage")
+    return Reranker(model, k=k, temperature=temperature, context_chars=context_chars,
+                    cache_size=cache_size)

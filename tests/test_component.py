@@ -105,11 +105,11 @@ def test_cache_changes_no_result(tiny_dictionary):
         for text, ents in TEXTS:
             assert linked(cached(doc_with_ents(cached, text, ents))) == \
                 linked(uncached(doc_with_ents(uncached, text, ents)))
-    assert len(cached.get_pipe("bio_linker")._cache) <= 2
+    assert len(cached.get_pipe("bio_linker").linker._cache) <= 2
 
 
 def test_batch_encodes_each_distinct_text_once(linker_nlp, monkeypatch):
-    linker = linker_nlp.get_pipe("bio_linker")
+    linker = linker_nlp.get_pipe("bio_linker").linker
     calls = []
     original = linker.encode
     monkeypatch.setattr(linker, "encode", lambda texts, **kw: calls.append(list(texts)) or original(texts, **kw))

@@ -187,7 +187,7 @@ def test_from_bytes_checks_a_swapped_in_model(linker_nlp):
 
     linker = linker_nlp.get_pipe("bio_linker")
     data = linker.to_bytes()
-    linker.model = registry.resolve({"m": LSTM_BLOCK})["m"]
+    linker.linker.model = registry.resolve({"m": LSTM_BLOCK})["m"]
     with pytest.raises(BioLinkError, match=r"E121.*with_padded"):
         linker.from_bytes(data)
 

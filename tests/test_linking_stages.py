@@ -136,7 +136,7 @@ def test_augmentation_resolves_and_splits_like_linking(stages_dictionary, tmp_pa
     from spacy_biolink.kb.augment import augment_dictionary
 
     nlp = make_linker_nlp(stages_dictionary)
-    augmented, stats = augment_dictionary(stages_dictionary, [corpus], nlp.get_pipe("bio_linker"),
+    augmented, stats = augment_dictionary(stages_dictionary, [corpus], nlp.get_pipe("bio_linker").linker,
                                           nlp.make_doc, short_forms=False)
     breast = augmented.concept_index("D001943")
     huntington = augmented.concept_index("D006816")
@@ -148,7 +148,7 @@ def test_augmentation_resolves_and_splits_like_linking(stages_dictionary, tmp_pa
     assert (stats.mentions, stats.no_id, stats.combined, stats.unknown_id) == (6, 1, 1, 1)
     assert stats.added == 4
     # By default the resolved short form also joins, for documents that use it undefined.
-    with_short, stats = augment_dictionary(stages_dictionary, [corpus], nlp.get_pipe("bio_linker"),
+    with_short, stats = augment_dictionary(stages_dictionary, [corpus], nlp.get_pipe("bio_linker").linker,
                                            nlp.make_doc)
     assert "WD" in with_short.names_of(with_short.concept_index("D001943"))
     assert stats.added == 5
@@ -249,7 +249,7 @@ def _prior_linker(tmp_path, **config):
     linker = nlp.get_pipe("bio_linker")
     # Annotators named D051437 five times, with texts far from the query.
     linker.add_names([("renal insufficiency", "D051437")] * 5)
-    return linker
+    return linker.linker
 
 
 def test_annotation_prior_reranks_near_ties_toward_annotated_concepts(tmp_path):
@@ -308,6 +308,6 @@ def test_linking_policy_links_without_a_pipe_as_the_pipe_does(stages_dictionary,
     text = "Risk of breast and ovarian cancer (BOC) and of hereditary breast and ovarian cancer."
     doc = doc_with_ents(stages_nlp, text, ["breast and ovarian cancer",
                                            "hereditary breast and ovarian cancer"])
-    links = policy.predict_mentions([Mention.from_span(e) for e in doc.ents])
+    links = policy.link([Mention.from_span(e) for e in doc.ents])
     assert [policy.annotations(m)[0] for m in links] == ["D001943|D010051", "C538341"]
     assert links == stages_nlp.get_pipe("bio_linker").predict([doc])[0]

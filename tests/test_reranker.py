@@ -119,10 +119,19 @@ def test_pipeline_stage_reorders_and_round_trips(data, trained, tmp_path):
     assert loaded.get_pipe("bio_linker").reranker is not None
     assert link(loaded) == (ids, ents)
     linker = nlp.get_pipe("bio_linker")
+    # The stage is config ([components.bio_linker.stages.reranker]); its weights travel in
+    # the bytes, so a linker built from the same config links the same.
+    stages = nlp.config["components"]["bio_linker"]["stages"]
+    assert stages["reranker"]["@misc"] == "spacy-biolink.CrossEncoderRerankerStage.v1"
     copy = spacy.blank("en")
-    copy.add_pipe("bio_linker", config={"threshold": 0.0})
+    copy.add_pipe("bio_linker", config={"threshold": 0.0, "stages": stages})
     copy.get_pipe("bio_linker").from_bytes(linker.to_bytes())
     assert link(copy) == (ids, ents)
+    # A value given at load is the value used: k = 1 leaves one candidate to rerank.
+    one = spacy.load(tmp_path / "linker",
+                     config={"components": {"bio_linker": {"stages": {"reranker": {"k": 1}}}}})
+    assert one.get_pipe("bio_linker").reranker.k == 1
+    assert all(len(e) == 1 and e[0][1] == 1.0 for e in link(one)[1])
 
 
 def test_loading_never_unpickles(trained, monkeypatch):

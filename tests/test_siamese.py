@@ -254,7 +254,7 @@ def test_bio_linker_verifier_stage(tiny_dictionary, trained_verifier, tmp_path):
     doc.ents = [Span(doc, 0, 2, "Disease"), Span(doc, 3, 6, "Disease")]
     best_name_of = best_name_finder(tiny_dictionary, linker.normalizer.mention)
     t2 = tiny_dictionary.concept_index("D003924")
-    query = linker.query_key("type 2 diabetes")  # "type 2 diabete": plurals are stripped
+    query = linker.linker.query_key("type 2 diabetes")  # "type 2 diabete": plurals are stripped
     table = {(query, best_name_of(t2, query)): 0.9}
     linker.verifier = CandidateVerifier(_LookupModel(table), 0.5, "nil")
     doc = linker(doc)
@@ -265,6 +265,60 @@ def test_bio_linker_verifier_stage(tiny_dictionary, trained_verifier, tmp_path):
     nlp.to_disk(tmp_path / "pipe")
     loaded = spacy.load(tmp_path / "pipe").get_pipe("bio_linker")
     assert loaded.verifier is not None and loaded.verifier.mode == "next"
+
+
+def test_verifier_is_a_config_stage_of_init_linker(synthetic_path, trained_verifier, tmp_path):
+    """init-linker --verifier writes [components.bio_linker.stages.verifier]; its weights
+    travel with the pipeline, a value given at spacy.load is the value used, and it links
+    as the same verifier set from Python (the path saved pipelines of 0.1 took)."""
+    import spacy
+
+    from spacy_biolink.errors import BioLinkError
+    from spacy_biolink.linker.pipeline import init_linker
+    from tests.conftest import doc_with_ents
+
+    output, _ = trained_verifier
+    nlp = init_linker(tmp_path / "linker", synthetic_path, verifier=output, verifier_mode="next")
+    stage = nlp.config["components"]["bio_linker"]["stages"]["verifier"]
+    assert stage["@misc"] == "spacy-biolink.SiameseVerifierStage.v1"
+    assert stage["mode"] == "next" and stage["model"]["@architectures"].startswith(
+        "spacy-biolink.SiameseVerifier")
+    texts = ["cancers of liver", "cyst of the kidney", "fever", "lung tumour"]
+
+    def linked(pipeline):
+        docs = [pipeline(doc_with_ents(pipeline, text, [text])) for text in texts]
+        return [(d.ents[0].kb_id_, d.ents[0]._.kb_ents) for d in docs]
+
+    expected = linked(nlp)
+    attached = init_linker(None, synthetic_path)
+    attached.get_pipe("bio_linker").verifier = CandidateVerifier.from_trained(output, mode="next")
+    assert linked(attached) == expected
+    loaded = spacy.load(tmp_path / "linker")
+    assert (tmp_path / "linker" / "bio_linker" / "stages" / "verifier").is_file()
+    assert linked(loaded) == expected
+    strict = spacy.load(tmp_path / "linker", config={"components.bio_linker.stages.verifier.threshold": 1.0})
+    assert strict.get_pipe("bio_linker").verifier.threshold == 1.0
+    # p = exp(-L1) reaches 1.0 only for a name the verifier sees as itself: more NILs.
+    nils = [kb_id for kb_id, _ in linked(strict)].count("NIL")
+    assert nils > [kb_id for kb_id, _ in expected].count("NIL")
+    # Without its weights a configured stage refuses to link rather than use random ones.
+    linker = nlp.get_pipe("bio_linker")
+    settings = {key: value for key, value in nlp.config["components"]["bio_linker"].items()
+                if key != "factory"}
+    blank = spacy.blank("en")
+    blank.add_pipe("bio_linker", config=settings)
+    blank.get_pipe("bio_linker").from_bytes(linker.to_bytes(), exclude=["stages"])
+    with pytest.raises(BioLinkError, match="E168"):
+        linked(blank)
+    blank.get_pipe("bio_linker").from_bytes(linker.to_bytes())
+    assert linked(blank) == expected
+    fresh = spacy.blank("en")
+    fresh.add_pipe("bio_linker", config=settings)
+    with pytest.raises(BioLinkError, match="E168"):
+        fresh.get_pipe("bio_linker").initialize(dictionary=load_dictionary(synthetic_path))
+    with pytest.raises(BioLinkError, match="E166"):
+        fresh.get_pipe("bio_linker").initialize(dictionary=load_dictionary(synthetic_path),
+                                               stages={"reranker": output})
 
 
 def test_evaluate_counts_what_the_verifier_rejects_as_linking_does(tiny_dictionary, tmp_path):
@@ -281,7 +335,7 @@ def test_evaluate_counts_what_the_verifier_rejects_as_linking_does(tiny_dictiona
     linker = nlp.get_pipe("bio_linker")
     assert evaluate_gold_mentions(nlp, corpus)["acc@1"] == 1.0
     best_name_of = best_name_finder(tiny_dictionary, linker.normalizer.mention)
-    query = linker.query_key("type 2 diabetes")
+    query = linker.linker.query_key("type 2 diabetes")
     t2 = tiny_dictionary.concept_index("D003924")
     # Only type 2 diabetes passes: breast cancer's right answer is rejected, in either mode.
     table = {(query, best_name_of(t2, query)): 0.9}
@@ -341,7 +395,7 @@ def test_corpus_pairs_are_mentions_against_retrieved_names(synthetic_path, synth
     # Hard negatives: the closest names of wrong concepts the TF-IDF linker ranks first.
     train = sub_dictionary(dictionary, concept_names_by_split(dictionary, split)[0], "train")
     linker = tfidf_linker(train, split_composites=False).get_pipe("bio_linker")
-    ranked = linker.link_texts(["cancer of liver"], 10)["cancer of liver"]
+    ranked = linker.linker.link_texts(["cancer of liver"], 10)["cancer of liver"]
     best_name_of = best_name_finder(train, linker.normalizer.mention)
     expected = [best_name_of(c, "cancer of liver") for c, _ in ranked
                 if train.primary_id(c) != "D000000"][:2]

@@ -177,8 +177,8 @@ def test_biosyn_learns_and_cli_pipeline_matches(backbone, data, tmp_path):
     model, _ = load_encoder(out)
     in_memory = build_linker(model, load_dictionary(data / "dict.txt"))
     texts = [t for t, _ in MENTIONS] + ["renal failure", "liver fibrosis"]
-    got = [loaded.get_pipe("bio_linker").link_texts([t], 3)[t] for t in texts]
-    want = [in_memory.get_pipe("bio_linker").link_texts([t], 3)[t] for t in texts]
+    got = [loaded.get_pipe("bio_linker").linker.link_texts([t], 3)[t] for t in texts]
+    want = [in_memory.get_pipe("bio_linker").linker.link_texts([t], 3)[t] for t in texts]
     assert [[c for c, _ in g] for g in got] == [[c for c, _ in w] for w in want]
     # the pipeline does not need the backbone directory any more
     assert str(backbone) not in (pipeline / "config.cfg").read_text()
@@ -195,7 +195,7 @@ def test_biosyn_learns_and_cli_pipeline_matches(backbone, data, tmp_path):
     candidates = spacy.load(tmp_path / "candidates").get_pipe("bio_linker")
     assert type(candidates.index).__name__ == "HybridIndex"
     for text, exhaustive in zip(texts, got):
-        found = candidates.link_texts([text], 3)[text]
+        found = candidates.linker.link_texts([text], 3)[text]
         assert [c for c, _ in found] == [c for c, _ in exhaustive]
         assert numpy.allclose([s for _, s in found], [s for _, s in exhaustive], atol=1e-4)
 
@@ -231,7 +231,7 @@ def test_triplet_trains_and_loads(backbone, data, tmp_path):
     assert model.attrs["output"] == "dense"
     nlp = build_linker(model, load_dictionary(data / "dict.txt"),
                        index_config={"@misc": "spacy-biolink.FaissIndex.v1", "kind": "flat"})
-    assert nlp.get_pipe("bio_linker").link_texts(["kidney failure"], 1)["kidney failure"][0][0] \
+    assert nlp.get_pipe("bio_linker").linker.link_texts(["kidney failure"], 1)["kidney failure"][0][0] \
         == nlp.get_pipe("bio_linker").dictionary.concept_index("D000003")
 
 

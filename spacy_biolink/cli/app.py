@@ -72,6 +72,7 @@ def parse_ks(value: str) -> List[int]:
 
 
 def check_at_least(option: str, value: int, minimum: int) -> None:
+    """E480 when an integer option is below its minimum."""
     if value < minimum:
         raise BioLinkError(Errors.E480.format(option=option, what=f"an integer >= {minimum}",
                                               value=value))

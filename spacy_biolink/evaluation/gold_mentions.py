@@ -33,7 +33,7 @@ from ..corpora.pubtator import read_pubtator
 from ..errors import BioLinkError, Errors
 from ..kb.ids import split_gold_id_parts
 from ..index.concepts import Candidates
-from ..linker.policy import LinkingPolicy, Mention
+from ..linker.policy import Mention
 from ..io.util import PathLike
 
 RULES = ("strict", "lenient")
@@ -49,19 +49,18 @@ def find_linker(nlp: Language, path: PathLike = "<nlp>") -> BioLinker:
 
 
 class _Query:
-    """One gold mention: the texts linked for it and the ids each part may match."""
+    """One gold mention: its type, gold ids, where it is, and (once the composite rule has
+    seen its text) the ids each linked part must match under the strict rule."""
 
-    __slots__ = ("type", "texts", "strict_golds", "lenient_gold", "where", "span")
+    __slots__ = ("type", "id_parts", "strict_golds", "lenient_gold", "where")
 
-    def __init__(self, mention_type: str, texts: List[str], strict_golds: List[Set[str]],
-                 lenient_gold: Set[str], where: Optional[Dict] = None):
+    def __init__(self, mention_type: str, id_parts: List[List[str]], lenient_gold: Set[str],
+                 where: Optional[Dict] = None):
         self.type = mention_type
-        self.texts = texts
-        self.strict_golds = strict_golds
+        self.id_parts = id_parts
+        self.strict_golds: List[Set[str]] = [lenient_gold]
         self.lenient_gold = lenient_gold
         self.where = where
-        # (doc text, start, end): the mention's context, for a reranker
-        self.span = None
 
 
 def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[Set[str]] = None,
@@ -85,9 +84,6 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
         raise BioLinkError(Errors.E101)
     dictionary = linker.dictionary
     depth = max(max(ks), linker.cfg["k"])
-    reranker = getattr(linker, "reranker", None)
-    if reranker is not None:
-        depth = max(depth, reranker.k)
     skipped: Counter = Counter()
     composites: Counter = Counter()
     hits = {rule: Counter() for rule in RULES}
@@ -96,9 +92,9 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
     docs = read_pubtator(corpus, types=types, pmids=pmids)
     for batch in minibatch(tqdm(docs, desc="evaluate", unit="doc", disable=not progress), batch_size):
         queries: List[_Query] = []
+        mentions: List[Mention] = []
         for pubtator_doc in batch:
             doc = nlp.make_doc(pubtator_doc.text)
-            golds = []
             for m in pubtator_doc.mentions:
                 n_mentions += 1
                 id_parts = split_gold_id_parts(m.raw_ids)
@@ -108,25 +104,20 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
                 elif all(dictionary.concept_index(i) is None for i in all_ids):
                     skipped["not_in_dictionary"] += 1
                 else:
-                    golds.append((m, id_parts, all_ids))
-            mentions = [Mention(doc, m.start, m.end, m.text) for m, _, _ in golds]
-            for (m, id_parts, all_ids), text in zip(golds, linker.resolved_texts(mentions)):
-                query = _make_query(linker, m.type, text, id_parts, all_ids, composites)
-                query.span = (doc.text, m.start, m.end)
-                if errors is not None:
-                    query.where = {"pmid": pubtator_doc.pmid, "line": m.line, "text": m.text,
-                                   "start": m.start, "end": m.end, "gold": m.raw_ids}
-                queries.append(query)
-        # As linking does: each mention type searched under its type_filter, then verified.
-        keys_by_group: Dict[Optional[str], Set[str]] = defaultdict(set)
-        for q in queries:
-            keys_by_group[linker.filter_group(q.type)].update(linker.query_key(t) for t in q.texts)
-        results = linker.link_and_verify(keys_by_group, depth)
-        per_part = [[results.get((linker.filter_group(q.type), linker.query_key(t)), [])
-                     for t in q.texts] for q in queries]
-        if reranker is not None:
-            per_part = _reranked(linker, reranker, queries, per_part)
-        for query, part_candidates in zip(queries, per_part):
+                    # The mention's type is the label type_filter keys on, as convert
+                    # labels spans.
+                    mentions.append(Mention(doc, m.start, m.end, m.text, m.type))
+                    where = None
+                    if errors is not None:
+                        where = {"pmid": pubtator_doc.pmid, "line": m.line, "text": m.text,
+                                 "start": m.start, "end": m.end, "gold": m.raw_ids}
+                    queries.append(_Query(m.type, id_parts, all_ids, where))
+        # The linker's own path (its stages included), with the protocol's composite rule.
+        links = linker.link(mentions, depth,
+                            parts=lambda i, text: _protocol_parts(linker, queries[i], text,
+                                                                  composites))
+        for query, mention_links in zip(queries, links):
+            part_candidates = [candidates for _, candidates in mention_links]
             ranked = [_ranked_ids(linker, candidates) for candidates in part_candidates]
             n_evaluated += 1
             by_type[query.type]["n"] += 1
@@ -138,10 +129,7 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
                         hits[rule][k] += 1
                         by_type[query.type][f"{rule} acc@{k}"] += 1
             if errors is not None and lenient != 0:
-                errors.append(_error_record(
-                    linker, query, {linker.query_key(t): c for t, c in zip(query.texts,
-                                                                           part_candidates)},
-                    lenient))
+                errors.append(_error_record(linker, query, mention_links, lenient))
 
     def acc(count: int, n: int) -> float:
         return count / n if n else 0.0
@@ -176,44 +164,34 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
     return result
 
 
-def _reranked(linker: LinkingPolicy, reranker, queries: List[_Query],
-              per_part: List[List[Candidates]]) -> List[List[Candidates]]:
-    """Every query part's candidates reranked in its mention's context, in one call."""
-    from ..linker.stages.reranker import RerankItem, rerank_links
-
-    items = [RerankItem(text, *query.span, candidates)
-             for query, parts in zip(queries, per_part)
-             for text, candidates in zip(query.texts, parts)]
-    reranked = iter(rerank_links(linker, reranker, items))
-    return [[next(reranked) for _ in parts] for parts in per_part]
-
-
-def _make_query(linker: LinkingPolicy, mention_type: str, text: str, id_parts: List[List[str]],
-                all_ids: Set[str], composites: Counter) -> _Query:
-    if len(id_parts) > 1:
+def _protocol_parts(linker: BioLinker, query: _Query, text: str, composites: Counter
+                    ) -> List[str]:
+    """The texts the protocol links for a mention (its abbreviations resolved): a composite
+    with one part per gold id is split (when the linker splits composites), anything
+    else kept whole; sets the strict rule's golds to match."""
+    if len(query.id_parts) > 1:
         composites["n"] += 1
-        parts = linker.composite_parts(text)
-        if len(parts) == len(id_parts):
+        parts = linker.linker.composite_parts(text)
+        if len(parts) == len(query.id_parts):
             composites["split"] += 1
-            return _Query(mention_type, parts, [set(p) for p in id_parts], all_ids)
-        return _Query(mention_type, [text], [set()], all_ids)
-    return _Query(mention_type, [text], [all_ids], all_ids)
+            query.strict_golds = [set(p) for p in query.id_parts]
+            return parts
+        query.strict_golds = [set()]
+    return [text]
 
 
-def _error_record(linker: LinkingPolicy, query: _Query, results: Dict[str, Candidates],
-                  rank: Optional[int]) -> Dict:
+def _error_record(linker: BioLinker, query: _Query, mention_links, rank: Optional[int]) -> Dict:
     dictionary = linker.dictionary
     parts = []
-    for text in query.texts:
-        key = linker.query_key(text)
+    for text, candidates in mention_links:
         top = [{"ids": list(dictionary.ids_of(c)), "concept_name": (dictionary.names_of(c) or [""])[0],
                 "score": round(float(score), 4)}
-               for c, score in results.get(key, [])[:3]]
-        parts.append({"text": text, "query": key, "top": top})
+               for c, score in candidates[:3]]
+        parts.append({"text": text, "query": linker.linker.query_key(text), "top": top})
     return {**(query.where or {}), "type": query.type, "lenient_rank": rank, "parts": parts}
 
 
-def _ranked_ids(linker: LinkingPolicy, candidates: Candidates) -> List[Set[str]]:
+def _ranked_ids(linker: BioLinker, candidates: Candidates) -> List[Set[str]]:
     threshold = linker.cfg["threshold"]
     return [set(linker.dictionary.ids_of(c)) for c, score in candidates if score >= threshold]
 

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 import shutil
 import stat
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 import warnings
 
 import srsly
@@ -24,13 +24,13 @@ from thinc.api import Config, Model
 from ..kb.dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
-from ..index import NameIndex, exact_index_from_state
-from .policy import (CONFIG_KEYS, INDEX_SETTINGS, LinkingPolicy, Mention, MentionLinks,
-                     _check_config, _check_threshold, score_range)
+from ..index import NameIndex
+from .policy import (LinkingPolicy, Mention, MentionLinks, score_range)
 from .nothing_to_link import NothingToLinkCheck, checked
+from .stages import Stage
 from ..io.safe_models import check_model
 from ..text.normalize import MentionNormalizer, read_spelling_map
-from ..io.util import PathLike, atomic_directory, read_arrays
+from ..io.util import PathLike, atomic_directory
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +83,9 @@ min_df = 1
         "type_filter": {},
         # Which of a concept's ids kb_id_ reports, by namespace (spacy_biolink/ids.py).
         "id_preference": ["MESH", "OMIM"],
+        # Stages after retrieval, each a registered block ([components.NAME.stages.verifier]
+        # @misc = "spacy-biolink.SiameseVerifierStage.v1", ...), run in the order given.
+        "stages": {},
         "scorer": {"@scorers": "spacy-biolink.linking_scorer.v1"},
     },
     default_score_weights={"bio_linker_acc": 1.0, "bio_linker_micro_p": None,
@@ -95,7 +98,8 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
                     cache_size: int, index_level: str, index_sources: str,
                     sieve_threshold: Optional[float], prior_weight: float,
                     scorer: Optional[Callable], type_filter: Dict[str, List[str]] = {},
-                    id_preference: List[str] = ["MESH", "OMIM"]) -> "BioLinker":
+                    id_preference: List[str] = ["MESH", "OMIM"],
+                    stages: Dict[str, Any] = {}) -> "BioLinker":
     """Build the `bio_linker` component from its config block (spaCy's factory hook).
     The linker is watched by a NothingToLinkCheck, which warns when the pipeline gives it
     no spans to link."""
@@ -106,12 +110,15 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
                      spans_key=spans_key, labels=labels, cache_size=cache_size,
                      index_level=index_level, index_sources=index_sources,
                      sieve_threshold=sieve_threshold, prior_weight=prior_weight, scorer=scorer,
-                     type_filter=type_filter, id_preference=id_preference))
+                     type_filter=type_filter, id_preference=id_preference, stages=stages))
 
 
-class BioLinker(Pipe, LinkingPolicy):
-    """Links spans (doc.ents, or doc.spans[spans_key]) to concepts of a ConceptDictionary:
-    the linking policy (policy.py) with spaCy's set-up, serialization and span writing."""
+class BioLinker(Pipe):
+    """Links spans (doc.ents, or doc.spans[spans_key]) to concepts of a ConceptDictionary.
+
+    The pipe *has* a linker (`self.linker`, a LinkingPolicy: retriever and stages) and
+    does what a spaCy pipe does around it: set-up from the config, the spans it is given,
+    writing annotations, scoring and serialization."""
 
     def __init__(self, vocab: Vocab, encoder: Model, index: NameIndex, *,
                  name: str = "bio_linker", normalizer: Optional[MentionNormalizer] = None,
@@ -123,23 +130,99 @@ class BioLinker(Pipe, LinkingPolicy):
                  index_sources: str = "OD", sieve_threshold: Optional[float] = None,
                  prior_weight: float = 0.0, scorer: Optional[Callable] = None,
                  type_filter: Optional[Dict[str, List[str]]] = None,
-                 id_preference: Sequence[str] = ("MESH", "OMIM")):
+                 id_preference: Sequence[str] = ("MESH", "OMIM"),
+                 stages: Optional[Dict[str, Stage]] = None):
         # Policy read from config.cfg on every load, never from the saved cfg file, so
         # spacy.load(path, config=...) changes it without rebuilding.
-        LinkingPolicy.__init__(
-            self, encoder, index, name=name, vocab=vocab, normalizer=normalizer,
+        self.linker = LinkingPolicy(
+            encoder, index, name=name, vocab=vocab, normalizer=normalizer,
             resolve_abbreviations=resolve_abbreviations, split_composites=split_composites,
             k=k, threshold=threshold, nil_id=nil_id,
             max_entities_per_mention=max_entities_per_mention, cache_size=cache_size,
             index_level=index_level, index_sources=index_sources,
             sieve_threshold=sieve_threshold, prior_weight=prior_weight,
-            type_filter=type_filter, id_preference=id_preference)
+            type_filter=type_filter, id_preference=id_preference, stages=stages)
         install_extensions()
+        self.name = name
         self.vocab = vocab
         self.scorer = scorer
+        # One settings dict: the linker's and the pipe's own (spans, labels, state).
+        self.cfg = self.linker.cfg
         self.cfg.update({"spans_key": spans_key, "labels": list(labels), "initialized": False})
+        # Stages built from the config have no trained weights until initialize or a load
+        # gives them; until then linking would use random ones.
+        self._untrained_stages = set(self.linker.stages)
         # Set by the factory, which knows the pipeline (nothing_to_link.py).
         self.nothing_to_link: Optional[NothingToLinkCheck] = None
+
+    # The linker's parts, where a pipe's users look for them -----------------
+
+    @property
+    def model(self) -> Model:
+        """The name encoder (spaCy pipes keep their model here)."""
+        return self.linker.model
+
+    @property
+    def dictionary(self) -> Optional[ConceptDictionary]:
+        """The concepts and names linked to (None before initialize)."""
+        return self.linker.dictionary
+
+    @property
+    def index(self) -> NameIndex:
+        """The search over the encoded names."""
+        return self.linker.index
+
+    @property
+    def normalizer(self) -> MentionNormalizer:
+        """The folding applied to names and mentions alike."""
+        return self.linker.normalizer
+
+    @property
+    def kb(self):
+        """Concept lookup in scispaCy's shape (see LinkingPolicy.kb)."""
+        return self.linker.kb
+
+    @property
+    def stages(self) -> Dict[str, Stage]:
+        """The linker's stages after retrieval, by name, in the order they run."""
+        return self.linker.stages
+
+    @property
+    def verifier(self):
+        """The stage named "verifier", or None."""
+        return self.linker.verifier
+
+    @verifier.setter
+    def verifier(self, stage) -> None:
+        """Set (or, with None, remove) the verifier stage from Python."""
+        self.linker.verifier = stage
+
+    @property
+    def reranker(self):
+        """The stage named "reranker", or None."""
+        return self.linker.reranker
+
+    @reranker.setter
+    def reranker(self, stage) -> None:
+        """Set (or, with None, remove) the reranker stage from Python."""
+        self.linker.reranker = stage
+
+    @property
+    def is_initialized(self) -> bool:
+        """True once a dictionary is loaded and the index built, i.e. the pipe can link."""
+        return self.linker.is_initialized
+
+    def link(self, mentions: Sequence[Mention], k: Optional[int] = None, **options
+             ) -> List[MentionLinks]:
+        """The linker's one entry point (LinkingPolicy.link): mentions through the
+        retriever and every stage."""
+        self._check_stages_trained()
+        return self.linker.link(mentions, k, **options)
+
+    def _check_stages_trained(self) -> None:
+        if self._untrained_stages:
+            name = sorted(self._untrained_stages)[0]
+            raise BioLinkError(Errors.E168.format(pipe=self.name, name=name))
 
     # Set-up ----------------------------------------------------------------
 
@@ -147,8 +230,10 @@ class BioLinker(Pipe, LinkingPolicy):
                    nlp: Optional[Language] = None,
                    dictionary: Union[ConceptDictionary, Callable[[], ConceptDictionary], None] = None,
                    spelling_map: Optional[PathLike] = None,
-                   augment: Sequence[PathLike] = (), augment_short_forms: bool = True) -> None:
-        """Fit the encoder's statistics on the dictionary names and build the index.
+                   augment: Sequence[PathLike] = (), augment_short_forms: bool = True,
+                   stages: Optional[Dict[str, PathLike]] = None) -> None:
+        """Fit the encoder's statistics on the dictionary names, build the index, and read
+        each configured stage's trained weights.
 
         dictionary: a ConceptDictionary, or a callable returning one (the registered
             loader `spacy-biolink.load_dictionary.v1` in [initialize.components.NAME]).
@@ -158,7 +243,18 @@ class BioLinker(Pipe, LinkingPolicy):
         augment_short_forms: with augment, a mention whose abbreviation was resolved
             ("HTN" defined as "hypertension") also adds its own text, for later
             documents that use the short form without defining it.
+        stages: stage name -> trained directory (`train configs/siamese.cfg`, `train
+            configs/reranker.cfg`), one for each stage of the config; a stage given none
+            keeps the weights it has (a pipeline initialized again), and a new one is an
+            error (E168).
         """
+        for name, path in (stages or {}).items():
+            if name not in self.linker.stages:
+                raise BioLinkError(Errors.E166.format(name=name,
+                                                      stages=list(self.linker.stages) or "none"))
+            self.linker.stages[name].load_trained(path)
+            self._untrained_stages.discard(name)
+        self._check_stages_trained()
         if dictionary is None:
             dictionary = self.dictionary
         elif not isinstance(dictionary, ConceptDictionary) and callable(dictionary):
@@ -173,16 +269,16 @@ class BioLinker(Pipe, LinkingPolicy):
             from ..kb.augment import augment_dictionary
 
             make_doc = nlp.make_doc if nlp is not None else util.get_lang_class("en")().make_doc
-            dictionary, stats = augment_dictionary(dictionary, augment, self, make_doc,
+            dictionary, stats = augment_dictionary(dictionary, augment, self.linker, make_doc,
                                                    short_forms=augment_short_forms)
             logger.info("bio_linker: %s", stats.summary())
         shared = dictionary.shared_names()
         if shared:
             name, ids = shared[0]
             warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids)))
-        self.index_names(dictionary, fit_encoder=True)
+        self.linker.index_names(dictionary, fit_encoder=True)
         if self.cfg["sieve_threshold"] is not None:
-            if self._sieve is None:
+            if not self.linker.has_sieve:
                 warnings.warn(Warnings.W003)
             similarity = self.model.attrs.get("similarity", "cosine")
             if similarity != "cosine":
@@ -209,7 +305,7 @@ class BioLinker(Pipe, LinkingPolicy):
         if not pairs:
             return 0
         dictionary, _ = self.dictionary.with_names(pairs, source="<add_names>")
-        self.index_names(dictionary)
+        self.linker.index_names(dictionary)
         return len(pairs)
 
     # Linking ---------------------------------------------------------------
@@ -249,7 +345,7 @@ class BioLinker(Pipe, LinkingPolicy):
         per_doc = [[Mention.from_span(s) for s in self.spans_to_link(doc)] for doc in docs]
         if self.nothing_to_link is not None:
             self.nothing_to_link(docs, [len(mentions) for mentions in per_doc])
-        flat = self.predict_mentions([m for mentions in per_doc for m in mentions])
+        flat = self.link([m for mentions in per_doc for m in mentions])
         out, i = [], 0
         for mentions in per_doc:
             out.append(flat[i:i + len(mentions)])
@@ -262,7 +358,7 @@ class BioLinker(Pipe, LinkingPolicy):
         key = self.cfg["spans_key"]
         for doc, doc_links in zip(docs, predictions):
             spans = self.spans_to_link(doc)
-            results = {(span.start, span.end, span.label): self.annotations(links)
+            results = {(span.start, span.end, span.label): self.linker.annotations(links)
                        for span, links in zip(spans, doc_links)}
             if not results:
                 continue
@@ -297,21 +393,11 @@ class BioLinker(Pipe, LinkingPolicy):
     # Serialization ---------------------------------------------------------
 
     def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
-        """Save the linker (cfg, normalizer, encoder; dictionary and index once initialized)
-        to `path`.
+        """Save the pipe (cfg, then the linker's parts: normalizer, encoder; dictionary,
+        index and sieve once initialized; the stages' weights) to `path`.
         Saving over an existing directory is atomic: a kill leaves the old state or the new one."""
         serializers = {"cfg": lambda p: srsly.write_json(p, self.cfg),
-                       "normalizer": lambda p: srsly.write_json(p, self.normalizer.to_dict()),
-                       "encoder": lambda p: self.model.to_disk(p)}
-        if self.is_initialized:
-            serializers["dictionary"] = lambda p: self.dictionary.to_disk(p)
-            serializers["index"] = lambda p: self.index.to_disk(p)
-        if self._sieve is not None:
-            serializers["sieve"] = lambda p: self._sieve[1].to_disk(p)
-        if self.verifier is not None:
-            serializers["verifier"] = lambda p: self.verifier.to_disk(p)
-        if self.reranker is not None:
-            serializers["reranker"] = lambda p: self.reranker.to_disk(p)
+                       **self.linker.part_writers()}
         # Saving over an existing pipeline: the state is written beside its directory and
         # swapped in by renames, so a kill leaves the old state or the new one, never a
         # mix (a kill between the two renames leaves the old one as .NAME.old, which
@@ -325,7 +411,7 @@ class BioLinker(Pipe, LinkingPolicy):
             _chmod_like_a_new_directory(tmp)
 
     def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
-        """Load a linker saved by `to_disk` into this one and return it. No pickled code is run;
+        """Load a pipe saved by `to_disk` into this one and return it. No pickled code is run;
         a missing or malformed part raises BioLinkError, and a save killed mid-swap is recovered."""
         check_model(self.model, role="encoder", where=f"{self.name} encoder")
         path = Path(path)
@@ -342,58 +428,18 @@ class BioLinker(Pipe, LinkingPolicy):
             raise BioLinkError(Errors.E104.format(path=path, reason=f"cfg is not JSON: {err}")) from None
         if not isinstance(cfg, dict):
             raise BioLinkError(Errors.E104.format(path=path, reason="cfg is not a JSON object"))
-        parts = ["normalizer", "encoder"] + (["dictionary", "index"] if cfg.get("initialized") else [])
-        missing = [p for p in parts if p not in exclude and not (path / p).exists()]
-        if missing:
-            raise BioLinkError(Errors.E104.format(path=path, reason=f"missing {', '.join(missing)}"))
-        self._adopt_saved_cfg(cfg, where=cfg_path)
-        if "normalizer" not in exclude:
-            self._adopt_saved_normalizer(srsly.read_json(path / "normalizer"),
-                                         where=path / "normalizer")
-        try:
-            self.model.from_disk(path / "encoder")
-        except (ValueError, KeyError, OSError) as err:
-            raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
-        _check_threshold(self.cfg["threshold"], self.model,
-                         None if self.cfg["prior_weight"] else 0.0)
-        if cfg.get("initialized"):
-            dictionary = ConceptDictionary.from_disk(path / "dictionary")
-            sieve = None
-            try:
-                self.index.from_disk(path / "index")
-                if (path / "sieve").is_dir() and "sieve" not in exclude:
-                    sieve = exact_index_from_state(*read_arrays(path / "sieve"))
-            except (ValueError, KeyError, OSError, RuntimeError) as err:
-                raise BioLinkError(Errors.E104.format(path=path, reason=f"index: {err}")) from None
-            self._adopt(dictionary, where=path, sieve=sieve)
-        if (path / "verifier").is_dir() and "verifier" not in exclude:
-            from .stages.verifier import CandidateVerifier
-
-            self.verifier = CandidateVerifier.from_disk(path / "verifier")
-        if (path / "reranker").is_dir() and "reranker" not in exclude:
-            from .stages.reranker import Reranker
-
-            self.reranker = Reranker.from_disk(path / "reranker")
+        self.linker.read_parts_from_disk(path, cfg, exclude=exclude)
+        if "stages" not in exclude:
+            self._untrained_stages.clear()
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        """Serialize the linker to bytes, with the same parts `to_disk` writes."""
-        serializers = {"cfg": lambda: srsly.json_dumps(self.cfg),
-                       "normalizer": lambda: srsly.json_dumps(self.normalizer.to_dict()),
-                       "encoder": lambda: self.model.to_bytes()}
-        if self.is_initialized:
-            serializers["dictionary"] = lambda: self.dictionary.to_bytes()
-            serializers["index"] = lambda: self.index.to_bytes()
-        if self._sieve is not None:
-            serializers["sieve"] = lambda: self._sieve[1].to_bytes()
-        if self.verifier is not None:
-            serializers["verifier"] = lambda: self.verifier.to_bytes()
-        if self.reranker is not None:
-            serializers["reranker"] = lambda: self.reranker.to_bytes()
+        """Serialize the pipe to bytes, with the same parts `to_disk` writes."""
+        serializers = {"cfg": lambda: srsly.json_dumps(self.cfg), **self.linker.part_bytes()}
         return util.to_bytes(serializers, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
-        """Load a linker serialized by `to_bytes` into this one and return it.
+        """Load a pipe serialized by `to_bytes` into this one and return it.
         Malformed data raises BioLinkError rather than loading half a linker."""
         check_model(self.model, role="encoder", where=f"{self.name} encoder")
         msg = srsly.msgpack_loads(bytes_data)
@@ -403,69 +449,10 @@ class BioLinker(Pipe, LinkingPolicy):
         cfg = srsly.json_loads(msg["cfg"])
         if not isinstance(cfg, dict):
             raise BioLinkError(Errors.E104.format(path="<bytes>", reason="cfg is not a JSON object"))
-        self._adopt_saved_cfg(cfg, where="<bytes> cfg")
-        self._adopt_saved_normalizer(srsly.json_loads(msg["normalizer"]), where="<bytes> normalizer")
-        self.model.from_bytes(msg["encoder"])
-        _check_threshold(self.cfg["threshold"], self.model,
-                         None if self.cfg["prior_weight"] else 0.0)
-        if self.cfg.get("initialized"):
-            if "dictionary" not in msg or "index" not in msg:
-                raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
-            self.index.from_bytes(msg["index"])
-            sieve = None
-            if "sieve" in msg and "sieve" not in exclude:
-                state = srsly.msgpack_loads(msg["sieve"])
-                sieve = exact_index_from_state(state["meta"], state["arrays"])
-            self._adopt(ConceptDictionary.from_bytes(msg["dictionary"]), where="<bytes>",
-                        sieve=sieve)
-        if "verifier" in msg:
-            from .stages.verifier import CandidateVerifier
-
-            self.verifier = CandidateVerifier.from_bytes(msg["verifier"])
-        if "reranker" in msg and "reranker" not in exclude:
-            from .stages.reranker import Reranker
-
-            self.reranker = Reranker.from_bytes(msg["reranker"])
+        self.linker.read_parts_from_bytes(msg, cfg, exclude=exclude)
+        if "stages" not in exclude:
+            self._untrained_stages.clear()
         return self
-
-    def _adopt_saved_cfg(self, saved: Dict, *, where) -> None:
-        """Take from a saved cfg only what describes the saved data; the settings stay the
-        constructor's, i.e. the config's (config.cfg, spacy.load(..., config=...)).
-
-        Saved values are checked as config values are (a damaged or hand-edited file is
-        reported, not used later). Settings the saved index was built for (INDEX_SETTINGS)
-        must match the config's: the index would have to be rebuilt (E124). Keys this
-        version does not know (written by another version) are ignored.
-        """
-        checked = {key: saved[key] if key in saved else value for key, value in self.cfg.items()
-                   if key in CONFIG_KEYS}
-        try:
-            _check_config(**checked)
-        except BioLinkError as err:
-            raise BioLinkError(Errors.E123.format(where=where, error=err)) from None
-        initialized = saved.get("initialized", False)
-        if not isinstance(initialized, bool):
-            raise BioLinkError(Errors.E123.format(
-                where=where, error=f"`initialized` must be true or false, got {initialized!r}"))
-        if initialized:
-            for key in INDEX_SETTINGS:
-                if key in saved and saved[key] != self.cfg[key]:
-                    raise BioLinkError(Errors.E124.format(where=where, key=key, saved=saved[key],
-                                                          config=self.cfg[key]))
-        self.cfg["initialized"] = initialized
-
-    def _adopt_saved_normalizer(self, state: Dict, *, where) -> None:
-        """The saved normalizer: its spelling map is data; its folding settings are the
-        config's too, and since the saved index holds names folded with them, a config
-        that changes them needs a rebuild (E124), like index_sources."""
-        saved = MentionNormalizer.from_dict(state)
-        if self.cfg["initialized"]:
-            config, kept = self.normalizer.to_dict(), saved.to_dict()
-            for key in config:
-                if key != "spelling" and config[key] != kept[key]:
-                    raise BioLinkError(Errors.E124.format(where=where, key=f"normalizer.{key}",
-                                                          saved=kept[key], config=config[key]))
-        self.normalizer = saved
 
 
 def _chmod_like_a_new_directory(path: Path) -> None:

@@ -1,5 +1,6 @@
 """Assembling a linking pipeline from a config and a dictionary file (init-linker)."""
 import copy
+import logging
 import warnings
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -11,6 +12,8 @@ from thinc.api import Config
 from ..errors import BioLinkError, Errors, Warnings
 from ..io.files import atomic_directory, check_output_path, clean_leftovers
 from ..io.util import PathLike
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_PIPELINE_CONFIG = """
 [paths]
@@ -121,9 +124,12 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     spelling_map: a `wrong||right` file of mention typos (NCBI-disease ships one).
     encoder: a trained encoder directory (`python -m spacy_biolink train --output DIR`);
         its architecture and index blocks replace the config's, its weights are loaded.
-    reranker: a trained reranker directory (`train configs/reranker.cfg`): the linker's
-        scores become its calibrated probabilities, so the threshold is 0 (no NIL)
-        unless components.bio_linker.threshold is given.
+    verifier, reranker: a trained verifier (`train configs/siamese.cfg`) or reranker
+        (`train configs/reranker.cfg`) directory, added as the stage of that name: its
+        [model] block and settings go into [components.bio_linker.stages.NAME], its
+        weights are read at initialize. With a reranker the linker's scores become its
+        calibrated probabilities, so the threshold is 0 (no NIL, said in the log) unless
+        components.bio_linker.threshold is given.
 
     dictionary_filters: the readers' filters (languages, sources, suppressed,
         semantic_types, synonym_scopes, xref_prefixes; see load_dictionary); None values
@@ -187,7 +193,36 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     if reranker is not None and "components.bio_linker.threshold" not in (overrides or {}):
         # The config's threshold was chosen for the retriever's scores, not for the
         # reranker's probabilities.
+        logger.warning("init-linker: threshold %s was chosen for the retriever's scores, not "
+                       "for the reranker's probabilities: set to 0 (no NIL by score). Give "
+                       "--components.bio_linker.threshold to choose one.", linker["threshold"])
         linker["threshold"] = 0.0
+    # Trained stages become blocks of the config (their settings) and initialize
+    # arguments (their trained weights), so config.cfg says what the linker runs.
+    trained_stages = {}
+    if verifier is not None:
+        from .stages.verifier import trained_settings
+
+        model_config, stage = trained_settings(verifier, mode=verifier_mode,
+                                               threshold=verifier_threshold)
+        linker["stages"]["verifier"] = {"@misc": "spacy-biolink.SiameseVerifierStage.v1",
+                                        **stage, "model": model_config}
+        trained_stages["verifier"] = str(verifier)
+    if reranker is not None:
+        from .stages.reranker import trained_settings as reranker_settings
+
+        model_config, stage = reranker_settings(reranker)
+        linker["stages"]["reranker"] = {"@misc": "spacy-biolink.CrossEncoderRerankerStage.v1",
+                                        **stage, "model": model_config}
+        trained_stages["reranker"] = str(reranker)
+    if trained_stages:
+        from ..io.safe_models import check_model_config
+
+        for name, path in trained_stages.items():
+            role = "verifier" if name == "verifier" else "reranker"
+            check_model_config(linker["stages"][name]["model"], role=role,
+                               where=f"{path} [model]")
+        config["initialize"]["components"]["bio_linker"]["stages"] = trained_stages
     linker["index"] = _index_block(index_config, overrides)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     if encoder is not None:
@@ -196,15 +231,6 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         except (ValueError, KeyError, OSError) as err:
             raise BioLinkError(Errors.E501.format(path=encoder, reason=f"model: {err}")) from None
     nlp.initialize()
-    if verifier is not None:
-        from .stages.verifier import CandidateVerifier
-
-        nlp.get_pipe("bio_linker").verifier = CandidateVerifier.from_trained(
-            verifier, mode=verifier_mode, threshold=verifier_threshold)
-    if reranker is not None:
-        from .stages.reranker import Reranker
-
-        nlp.get_pipe("bio_linker").reranker = Reranker.from_disk(reranker)
     if output_dir is not None:
         with atomic_directory(output_dir, force=True) as tmp:
             nlp.to_disk(tmp)
@@ -252,6 +278,13 @@ def check_pipeline_config(config_path: PathLike) -> None:
     except Exception:  # a config spaCy cannot read: spacy.load says why
         return
     for name, block in config.get("components", {}).items():
-        if isinstance(block, dict) and block.get("factory") == "bio_linker" and "encoder" in block:
+        if not isinstance(block, dict) or block.get("factory") != "bio_linker":
+            continue
+        if "encoder" in block:
             check_model_config(block["encoder"], role="encoder",
                                where=f"{config_path} [components.{name}.encoder]")
+        for stage_name, stage in (block.get("stages") or {}).items():
+            if isinstance(stage, dict) and isinstance(stage.get("model"), dict):
+                role = "reranker" if "Reranker" in str(stage.get("@misc")) else "verifier"
+                check_model_config(stage["model"], role=role,
+                                   where=f"{config_path} [components.{name}.stages.{stage_name}.model]")

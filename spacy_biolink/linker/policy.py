@@ -10,11 +10,13 @@ set-up, serialization and span writing around it, and `evaluate` and the trainin
 builders call the same methods, so a stage cannot count in one place and not another.
 """
 from collections import OrderedDict
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import warnings
 
 import numpy
 from scipy import sparse
+import srsly
 from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 from thinc.api import Model
@@ -22,13 +24,15 @@ from tqdm import tqdm
 
 from ..kb.dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
 from ..errors import BioLinkError, Errors, Warnings
-from ..index import NameIndex, exact_index
+from ..index import NameIndex, exact_index, exact_index_from_state
+from ..io.util import read_arrays
 from ..index.word_postings import additive_vectorizer
 from ..index.concepts import Candidates, concept_vectors, search_concept_index, search_concepts
 from ..io.safe_models import check_index, check_model
 from ..text.abbreviations import AbbreviationResolver, expand
 from ..text.composites import split_composite
 from ..text.normalize import MentionNormalizer
+from .stages import Stage, check_stages as _check_stages
 
 # Per mention: (text, ranked candidates) for each concept it names; one pair unless a
 # composite mention ("breast and ovarian cancer") was split.
@@ -45,7 +49,7 @@ class Mention:
 
     def __init__(self, doc: Doc, start_char: int, end_char: int, text: Optional[str] = None,
                  label: Optional[str] = None):
-        self.doc = doc
+        self.doc = doc  # None for a text on its own (of_text)
         self.start_char = start_char
         self.end_char = end_char
         self.text = doc.text[start_char:end_char] if text is None else text
@@ -57,13 +61,19 @@ class Mention:
         """The mention a span stands for: its doc, character offsets, text and label."""
         return cls(span.doc, span.start_char, span.end_char, span.text, span.label_)
 
+    @classmethod
+    def of_text(cls, text: str, label: Optional[str] = None) -> "Mention":
+        """A text with no document around it (a dictionary name, a query): no
+        abbreviation is defined for it and a reranker sees no context."""
+        return cls(None, 0, len(text), text, label)
+
 
 
 class LinkingPolicy:
     """Links mentions to the concepts of a ConceptDictionary with an encoder and an index.
 
     Set up with `index_names(dictionary, fit_encoder=True)` or, for an index already built,
-    `_adopt(dictionary, where=...)`; then `predict_mentions` gives each mention's ranked
+    `_adopt(dictionary, where=...)`; then `link` gives each mention's ranked
     candidates and `annotations` what a span gets from them.
     """
 
@@ -75,7 +85,8 @@ class LinkingPolicy:
                  index_level: str = "name", index_sources: str = "OD",
                  sieve_threshold: Optional[float] = None, prior_weight: float = 0.0,
                  type_filter: Optional[Dict[str, List[str]]] = None,
-                 id_preference: Sequence[str] = ("MESH", "OMIM")):
+                 id_preference: Sequence[str] = ("MESH", "OMIM"),
+                 stages: Optional[Dict[str, "Stage"]] = None):
         self.type_filter = _check_type_filter(type_filter)
         self.id_preference = _check_id_preference(id_preference)
         _check_config(k=k, threshold=threshold, max_entities_per_mention=max_entities_per_mention,
@@ -122,12 +133,10 @@ class LinkingPolicy:
         self._sieve: Optional[Tuple[ConceptDictionary, NameIndex]] = None
         # prior_weight * ln(1 + annotations) per concept; None when it adds nothing.
         self._concept_prior: Optional[numpy.ndarray] = None
-        # Optional second stage (stages/verifier.py): set by init-linker --verifier,
-        # saved by the pipe as its own `verifier` part.
-        self.verifier = None
-        # Optional last stage (stages/reranker.py): set by init-linker --reranker,
-        # saved by the pipe as its own `reranker` part.
-        self.reranker = None
+        # The stages after retrieval, by name, in the order they run (stages/__init__.py):
+        # built from the config's [components.NAME.stages.*] blocks.
+        self.stages: Dict[str, Stage] = _check_stages(stages)
+        self._attached: set = set()
         # Per dictionary: type_filter's allowed-concept mask per label, and the id
         # id_preference reports for each concept looked up so far.
         self._allowed: Dict[str, numpy.ndarray] = {}
@@ -290,6 +299,10 @@ class LinkingPolicy:
         self._allowed, self._reported_ids = {}, {}
         self._cache.clear()
 
+    def clear_cache(self) -> None:
+        """Forget every cached query result (benchmarks that time cold passes)."""
+        self._cache.clear()
+
     def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
         """Encode texts in batches (sparse rows or a dense float32 array)."""
         batches = range(0, len(texts), batch_size)
@@ -309,41 +322,247 @@ class LinkingPolicy:
                 parts.append(part)
         return out if out is not None else sparse.vstack(parts, format="csr")
 
+    # Stages set as attributes (the Python API before stages were config) ---
+
+    @property
+    def verifier(self) -> Optional["Stage"]:
+        """The stage named "verifier", or None."""
+        return self.stages.get("verifier")
+
+    @verifier.setter
+    def verifier(self, stage: Optional["Stage"]) -> None:
+        """Set (or, with None, remove) the verifier stage from Python."""
+        self._attach("verifier", stage)
+
+    @property
+    def reranker(self) -> Optional["Stage"]:
+        """The stage named "reranker", or None."""
+        return self.stages.get("reranker")
+
+    @reranker.setter
+    def reranker(self, stage: Optional["Stage"]) -> None:
+        """Set (or, with None, remove) the reranker stage from Python."""
+        self._attach("reranker", stage)
+
+    def _attach(self, name: str, stage: Optional["Stage"]) -> None:
+        """A stage set from Python rather than the config: it is saved whole (model config,
+        weights and settings) under its name, as pipelines saved before stages were
+        config hold it, since config.cfg cannot describe it."""
+        if stage is None:
+            self.stages.pop(name, None)
+            self._attached.discard(name)
+            return
+        self.stages.update(_check_stages({name: stage}))
+        self._attached.add(name)
+
+    # Saving and loading (the pipe adds its cfg and the atomic directory) -----
+
+    @property
+    def has_sieve(self) -> bool:
+        """Whether a sieve over corpus names is in use (sieve_threshold and D names)."""
+        return self._sieve is not None
+
+    def part_writers(self) -> Dict[str, Callable]:
+        """What to_disk writes of the linker, by part name: normalizer, encoder;
+        dictionary, index and sieve once initialized; the configured stages' weights
+        (`stages/NAME`) and stages set from Python, whole (`verifier`, `reranker`)."""
+        writers: Dict[str, Callable] = {
+            "normalizer": lambda p: srsly.write_json(p, self.normalizer.to_dict()),
+            "encoder": lambda p: self.model.to_disk(p)}
+        if self.is_initialized:
+            writers["dictionary"] = lambda p: self.dictionary.to_disk(p)
+            writers["index"] = lambda p: self.index.to_disk(p)
+        if self._sieve is not None:
+            writers["sieve"] = lambda p: self._sieve[1].to_disk(p)
+        configured = [n for n in self.stages if n not in self._attached]
+        if configured:
+            writers["stages"] = lambda p: _write_stage_states(p, {
+                n: self.stages[n].state_to_bytes() for n in configured})
+        for name in sorted(self._attached):
+            writers[name] = (lambda stage: lambda p: stage.to_disk(p))(self.stages[name])
+        return writers
+
+    def part_bytes(self) -> Dict[str, Callable]:
+        """The same parts as part_writers, as bytes."""
+        parts: Dict[str, Callable] = {
+            "normalizer": lambda: srsly.json_dumps(self.normalizer.to_dict()),
+            "encoder": lambda: self.model.to_bytes()}
+        if self.is_initialized:
+            parts["dictionary"] = lambda: self.dictionary.to_bytes()
+            parts["index"] = lambda: self.index.to_bytes()
+        if self._sieve is not None:
+            parts["sieve"] = lambda: self._sieve[1].to_bytes()
+        configured = [n for n in self.stages if n not in self._attached]
+        if configured:
+            parts["stages"] = lambda: srsly.msgpack_dumps(
+                {n: self.stages[n].state_to_bytes() for n in configured})
+        for name in sorted(self._attached):
+            parts[name] = (lambda stage: lambda: stage.to_bytes())(self.stages[name])
+        return parts
+
+    def read_parts_from_disk(self, path: Path, cfg: Dict, *, exclude: Iterable[str] = ()) -> None:
+        """Read what part_writers wrote to `path`, given the saved `cfg` (already read)."""
+        parts = ["normalizer", "encoder"] + (["dictionary", "index"] if cfg.get("initialized") else [])
+        configured = [n for n in self.stages if n not in self._attached]
+        if configured and "stages" not in exclude:
+            parts += [f"stages/{n}" for n in configured]
+        missing = [p for p in parts if p not in exclude and not (path / p).exists()]
+        if missing:
+            raise BioLinkError(Errors.E104.format(path=path, reason=f"missing {', '.join(missing)}"))
+        self._adopt_saved_cfg(cfg, where=path / "cfg")
+        if "normalizer" not in exclude:
+            self._adopt_saved_normalizer(srsly.read_json(path / "normalizer"),
+                                         where=path / "normalizer")
+        try:
+            self.model.from_disk(path / "encoder")
+        except (ValueError, KeyError, OSError) as err:
+            raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
+        _check_threshold(self.cfg["threshold"], self.model,
+                         None if self.cfg["prior_weight"] else 0.0)
+        if cfg.get("initialized"):
+            dictionary = ConceptDictionary.from_disk(path / "dictionary")
+            sieve = None
+            try:
+                self.index.from_disk(path / "index")
+                if (path / "sieve").is_dir() and "sieve" not in exclude:
+                    sieve = exact_index_from_state(*read_arrays(path / "sieve"))
+            except (ValueError, KeyError, OSError, RuntimeError) as err:
+                raise BioLinkError(Errors.E104.format(path=path, reason=f"index: {err}")) from None
+            self._adopt(dictionary, where=path, sieve=sieve)
+        if "stages" not in exclude:
+            for name in configured:
+                self.stages[name].state_from_bytes((path / "stages" / name).read_bytes())
+        # Saved before stages were config, or set from Python: whole directories.
+        for name, load in _WHOLE_STAGES.items():
+            if (path / name).is_dir() and name not in exclude and name not in configured:
+                self._attach(name, load().from_disk(path / name))
+
+    def read_parts_from_bytes(self, msg: Dict, cfg: Dict, *, exclude: Iterable[str] = ()) -> None:
+        """Read what part_bytes gave (`msg`: part name -> bytes), given the saved `cfg`."""
+        self._adopt_saved_cfg(cfg, where="<bytes> cfg")
+        if "normalizer" not in exclude:
+            self._adopt_saved_normalizer(srsly.json_loads(msg["normalizer"]),
+                                         where="<bytes> normalizer")
+        self.model.from_bytes(msg["encoder"])
+        _check_threshold(self.cfg["threshold"], self.model,
+                         None if self.cfg["prior_weight"] else 0.0)
+        if self.cfg.get("initialized"):
+            if "dictionary" not in msg or "index" not in msg:
+                raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
+            self.index.from_bytes(msg["index"])
+            sieve = None
+            if "sieve" in msg and "sieve" not in exclude:
+                state = srsly.msgpack_loads(msg["sieve"])
+                sieve = exact_index_from_state(state["meta"], state["arrays"])
+            self._adopt(ConceptDictionary.from_bytes(msg["dictionary"]), where="<bytes>",
+                        sieve=sieve)
+        configured = [n for n in self.stages if n not in self._attached]
+        if configured and "stages" not in exclude:
+            states = srsly.msgpack_loads(msg["stages"]) if "stages" in msg else {}
+            missing = [n for n in configured if n not in states]
+            if missing:
+                raise BioLinkError(Errors.E104.format(
+                    path="<bytes>", reason=f"no weights for stage(s) {', '.join(missing)}"))
+            for name in configured:
+                self.stages[name].state_from_bytes(states[name])
+        for name, load in _WHOLE_STAGES.items():
+            if name in msg and name not in exclude and name not in configured:
+                self._attach(name, load().from_bytes(msg[name]))
+
+    def _adopt_saved_cfg(self, saved: Dict, *, where) -> None:
+        """Take from a saved cfg only what describes the saved data; the settings stay the
+        constructor's, i.e. the config's (config.cfg, spacy.load(..., config=...)).
+
+        Saved values are checked as config values are (a damaged or hand-edited file is
+        reported, not used later). Settings the saved index was built for (INDEX_SETTINGS)
+        must match the config's: the index would have to be rebuilt (E124). Keys this
+        version does not know (written by another version) are ignored.
+        """
+        checked = {key: saved[key] if key in saved else value for key, value in self.cfg.items()
+                   if key in CONFIG_KEYS}
+        try:
+            _check_config(**checked)
+        except BioLinkError as err:
+            raise BioLinkError(Errors.E123.format(where=where, error=err)) from None
+        initialized = saved.get("initialized", False)
+        if not isinstance(initialized, bool):
+            raise BioLinkError(Errors.E123.format(
+                where=where, error=f"`initialized` must be true or false, got {initialized!r}"))
+        if initialized:
+            for key in INDEX_SETTINGS:
+                if key in saved and saved[key] != self.cfg[key]:
+                    raise BioLinkError(Errors.E124.format(where=where, key=key, saved=saved[key],
+                                                          config=self.cfg[key]))
+        self.cfg["initialized"] = initialized
+
+    def _adopt_saved_normalizer(self, state: Dict, *, where) -> None:
+        """The saved normalizer: its spelling map is data; its folding settings are the
+        config's too, and since the saved index holds names folded with them, a config
+        that changes them needs a rebuild (E124), like index_sources."""
+        saved = MentionNormalizer.from_dict(state)
+        if self.cfg["initialized"]:
+            config, kept = self.normalizer.to_dict(), saved.to_dict()
+            for key in config:
+                if key != "spelling" and config[key] != kept[key]:
+                    raise BioLinkError(Errors.E124.format(where=where, key=f"normalizer.{key}",
+                                                          saved=kept[key], config=config[key]))
+        self.normalizer = saved
+
+
     # Linking ---------------------------------------------------------------
 
-    def predict_mentions(self, mentions: Sequence[Mention], k: Optional[int] = None
-                         ) -> List[MentionLinks]:
-        """Ranked (concept index, score) candidates for each concept each mention names,
-        at most k (default cfg k) per part.
+    def link(self, mentions: Sequence[Mention], k: Optional[int] = None, *,
+             parts: Optional[Callable[[int, str], Optional[List[str]]]] = None,
+             stop_before: Optional[str] = None) -> List[MentionLinks]:
+        """Link a batch of mentions through the retriever and every stage: the one way
+        anything links (the pipe, evaluate, the training-pair builders and trainers, link,
+        the Ray worker), so a stage cannot count in one place and not another.
+
+        Returns, per mention, (text, ranked (concept index, score) candidates) for each
+        concept it names, at most k (default cfg k) per part.
+
+        Steps: abbreviations spelled out; each text's query key; the search, each mention
+        label that type_filter restricts searched apart (with the sieve and the prior);
+        the candidate stages (a verifier) on each distinct query; the composite decision;
+        the mention stages (a reranker) in each mention's context.
 
         A composite is split only when every part matches better than the whole and the
         parts name different concepts: that keeps "hereditary breast and ovarian cancer"
         whole, whether it is itself a dictionary name or its parts are names of it.
+        parts: instead, a rule that gives, for mention i and its resolved text, the texts
+            to link (several: split, whatever they score; None: the linker's rule), as
+            evaluate's composite protocol does.
+        stop_before: the name of a stage where linking stops, for a trainer that needs
+            the candidates that stage is given.
         The batch is deduplicated: each distinct text is encoded and searched once.
         """
         if not self.is_initialized:
             raise BioLinkError(Errors.E101)
-        k = k or self.cfg["k"]
-        if self.reranker is not None:
-            k = max(k, self.reranker.k)
+        stages = self._stages_until(stop_before)
+        k = max([k or self.cfg["k"]] + [stage.k for stage in stages if stage.level == "mentions"])
         texts = self.resolved_texts(mentions)
-        parts = [self.composite_parts(text) for text in texts]
+        chosen = [parts(i, text) if parts is not None else None for i, text in enumerate(texts)]
+        split_parts = [self.composite_parts(text) if given is None else
+                       (given if len(given) > 1 else []) for text, given in zip(texts, chosen)]
         groups = [self.filter_group(m.label) for m in mentions]
         keys_by_group: Dict[Optional[str], set] = {}
-        for group, text, mention_parts in zip(groups, texts, parts):
+        for group, text, mention_parts in zip(groups, texts, split_parts):
             keys = keys_by_group.setdefault(group, set())
             keys.add(self.query_key(text))
             keys.update(self.query_key(p) for p in mention_parts)
-        results = self.link_and_verify(keys_by_group, k)
+        results = self._candidates(keys_by_group, k, stages)
 
         def linked(text: str, group: Optional[str]) -> Tuple[str, Candidates]:
             key = self.query_key(text)
             return (text, results[(group, key)] if key else [])
 
         out = []
-        for group, text, mention_parts in zip(groups, texts, parts):
-            whole = linked(text, group)
+        for group, text, mention_parts, given in zip(groups, texts, split_parts, chosen):
             split = [linked(p, group) for p in mention_parts]
+            if given is not None:
+                out.append(split if split else [linked(text, group)])
+                continue
+            whole = linked(text, group)
             best_whole = whole[1][0][1] if whole[1] else -numpy.inf
             # Parts that all name the same concept are one concept written as a
             # coordination ("hereditary breast and ovarian cancer", a syndrome).
@@ -352,31 +571,37 @@ class LinkingPolicy:
                 out.append(split)
             else:
                 out.append([whole])
-        if self.reranker is not None:
-            from .stages.reranker import rerank_mention_links
-
-            out = rerank_mention_links(self, self.reranker, mentions, out)
+        for stage in stages:
+            if stage.level == "mentions":
+                out = stage.apply_to_mentions(self, mentions, out)
         return out
+
+    def _stages_until(self, stop_before: Optional[str]) -> List["Stage"]:
+        names = list(self.stages)
+        if stop_before is None:
+            return list(self.stages.values())
+        if stop_before not in self.stages:
+            raise BioLinkError(Errors.E164.format(name=stop_before, stages=names or "none"))
+        return [self.stages[n] for n in names[:names.index(stop_before)]]
 
     def filter_group(self, label: Optional[str]) -> Optional[str]:
         """The label its mentions are searched under: itself where type_filter restricts
         it, None (every concept) otherwise."""
         return label if label in self.type_filter else None
 
-    def link_and_verify(self, keys_by_group: Dict[Optional[str], Iterable[str]], k: int
-                        ) -> Dict[Tuple[Optional[str], str], Candidates]:
+    def _candidates(self, keys_by_group: Dict[Optional[str], Iterable[str]], k: int,
+                    stages: Sequence["Stage"]) -> Dict[Tuple[Optional[str], str], Candidates]:
         """The k best concepts of each query key, searched per filter_group (mentions whose
-        label type_filter restricts apart), then checked by the verifier when there is
-        one: what linking and `evaluate` both read, keyed by (group, key)."""
+        label type_filter restricts apart), then passed through the candidate stages
+        (a verifier), keyed by (group, key)."""
         results: Dict[Tuple[Optional[str], str], Candidates] = {}
         for group, keys in keys_by_group.items():
             found = self.link_texts(sorted(key for key in keys if key), k, label=group)
-            if self.verifier is not None:
-                queries = list(found)
-                verified = self.verifier.verify(self.dictionary, queries,
-                                                [found[q] for q in queries],
-                                                self.normalizer.mention)
-                found = dict(zip(queries, verified))
+            for stage in stages:
+                if stage.level == "candidates":
+                    queries = list(found)
+                    kept = stage.apply_to_candidates(self, queries, [found[q] for q in queries])
+                    found = dict(zip(queries, kept))
             results.update(((group, key), candidates) for key, candidates in found.items())
         return results
 
@@ -389,6 +614,9 @@ class LinkingPolicy:
         long_forms: Dict[int, Dict[str, str]] = {}
         resolved = []
         for mention, text in zip(mentions, texts):
+            if mention.doc is None:
+                resolved.append(text)
+                continue
             doc_key = id(mention.doc)
             if doc_key not in long_forms:
                 long_forms[doc_key] = self.abbreviations.long_forms(mention.doc)
@@ -602,3 +830,25 @@ def _check_id_preference(value) -> Tuple[str, ...]:
             isinstance(v, str) and v.strip() for v in value):
         raise BioLinkError(Errors.E162.format(value=value))
     return tuple(v.strip().upper() for v in value)
+
+
+def _load_verifier_class():
+    from .stages.verifier import CandidateVerifier
+
+    return CandidateVerifier
+
+
+def _load_reranker_class():
+    from .stages.reranker import Reranker
+
+    return Reranker
+
+
+# Stages a pipeline saved before stages were config holds whole, by part name.
+_WHOLE_STAGES = {"verifier": _load_verifier_class, "reranker": _load_reranker_class}
+
+
+def _write_stage_states(path: Path, states: Dict[str, bytes]) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    for name, data in states.items():
+        (path / name).write_bytes(data)

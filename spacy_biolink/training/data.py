@@ -23,13 +23,14 @@ class MentionPairs:
 
 
 def preprocessing_linker(resolve_abbreviations: bool = True, split_composites: bool = True):
-    """A bio_linker used only for its mention preprocessing (never initialized)."""
+    """The nlp and linker (LinkingPolicy) of a bio_linker used only for its mention
+    preprocessing (never initialized)."""
     import spacy
 
     nlp = spacy.blank("en")
     linker = nlp.add_pipe("bio_linker", config={"resolve_abbreviations": resolve_abbreviations,
                                                 "split_composites": split_composites})
-    return nlp, linker
+    return nlp, linker.linker
 
 
 def corpus_mention_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], *,

@@ -25,9 +25,9 @@ def build_linker(encoder: Model, dictionary: ConceptDictionary, *,
     # The folding the trainers use, as init-linker --encoder does for the saved encoder.
     config = {"normalizer": dict(TRAINING_NORMALIZER), **(linker_config or {})}
     linker = nlp.add_pipe("bio_linker", config=config)
-    linker.model = encoder
+    linker.linker.model = encoder
     if index_config is not None:
-        linker.index = registry.resolve({"index": index_config})["index"]
+        linker.linker.index = registry.resolve({"index": index_config})["index"]
     linker.initialize(nlp=nlp, dictionary=dictionary, augment=augment, spelling_map=spelling_map)
     return nlp
 

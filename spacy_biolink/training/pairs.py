@@ -324,9 +324,9 @@ def link_corpus_mentions(nlp, full: ConceptDictionary, corpus: PathLike, *,
             out.categories.append(category)
             out.golds.append(golds)
             mentions.append(Mention(doc, m.start, m.end, m.text))
-    for mention_links in linker.predict_mentions(mentions, k=k):
+    for mention_links in linker.link(mentions, k=k):
         text, candidates = mention_links[0]  # the whole mention: composites stay whole
-        out.keys.append(linker.query_key(text))
+        out.keys.append(linker.linker.query_key(text))
         out.candidates.append(candidates)
     return out
 
@@ -366,6 +366,7 @@ def corpus_training_pairs(full: ConceptDictionary, corpus: PathLike, split: nump
                           ) -> Tuple[PairSet, Dict[str, int]]:
     """Mention-vs-name training pairs from the gold mentions of `corpus`, train-split
     concepts only (see the module docstring). Returns the pairs and what was left out."""
+    from ..linker.policy import Mention
     from ..linker.stages.verifier import best_name_finder
     from .data import corpus_mention_pairs
 
@@ -376,14 +377,14 @@ def corpus_training_pairs(full: ConceptDictionary, corpus: PathLike, split: nump
     linker = nlp.get_pipe("bio_linker")
     best_name_of = best_name_finder(train, linker.normalizer.mention)
     # A mention spelled like a dev or test name would put that name in a train pair.
-    held_out_keys = {linker.query_key(name) for s in (1, 2) for names in by_split[s].values()
+    held_out_keys = {linker.linker.query_key(name) for s in (1, 2) for names in by_split[s].values()
                      for name in names}
     mentions = corpus_mention_pairs(full, [corpus])
     stats = {"mentions": len(mentions), "held_out_concept": 0, "held_out_name": 0,
              "no_key": 0}
     gold_of_key: Dict[str, Set[int]] = {}
     for text, c in zip(mentions.texts, mentions.concepts):
-        key = linker.query_key(text)
+        key = linker.linker.query_key(text)
         if not key:
             stats["no_key"] += 1
         elif split[c] != 0:
@@ -395,7 +396,8 @@ def corpus_training_pairs(full: ConceptDictionary, corpus: PathLike, split: nump
             if gold is not None and train.names_of(gold):
                 gold_of_key.setdefault(key, set()).add(gold)
     keys = sorted(gold_of_key)
-    found = linker.link_texts(keys, k)
+    found = {key: links[0][1] for key, links in
+             zip(keys, linker.link([Mention.of_text(key) for key in keys], k))}
     pairs = PairSet()
     for key in keys:
         golds = gold_of_key[key]

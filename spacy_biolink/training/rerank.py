@@ -268,18 +268,20 @@ def corpus_items(nlp, linker, corpus, k: int, *, add_gold: bool = False, limit: 
                 continue
             gold = {dictionary.concept_index(i) for i in parts[0]} - {None}
             if gold:
-                found.append((Mention(doc, m.start, m.end, m.text), gold))
+                found.append((Mention(doc, m.start, m.end, m.text, m.type), gold))
     if limit and len(found) > limit:
         chosen = numpy.random.default_rng(seed).choice(len(found), limit, replace=False)
         found = [found[i] for i in sorted(chosen.tolist())]
-    texts = linker.resolved_texts([m for m, _ in found])
-    keys = [linker.query_key(t) for t in texts]
-    results = linker.link_texts(sorted({key for key in keys if key}), k)
+    # Through the linker's own path (type_filter, a verifier), up to its reranker: the
+    # candidates a reranker in this pipeline is given. Composites stay whole.
+    mentions = [m for m, _ in found]
+    stop = "reranker" if "reranker" in linker.stages else None
+    links = linker.link(mentions, k, parts=lambda i, text: [text], stop_before=stop)
     out = []
-    for (mention, gold), text, key in zip(found, texts, keys):
-        if not key:
+    for (mention, gold), ((text, found_candidates),) in zip(found, links):
+        if not linker.linker.query_key(text):
             continue
-        candidates = list(results[key][:k])
+        candidates = list(found_candidates[:k])
         if add_gold and candidates and not any(c in gold for c, _ in candidates):
             concept = min(gold)
             if len(candidates) == k:

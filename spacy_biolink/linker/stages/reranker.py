@@ -27,6 +27,7 @@ import srsly
 from ...kb.dictionary import ConceptDictionary
 from ...errors import BioLinkError, Errors
 from ...io.util import PathLike
+from . import Stage
 
 Candidates = List[Tuple[int, float]]
 RERANKER_CFG = "reranker.cfg"
@@ -99,9 +100,12 @@ def fit_temperature(logit_rows: Sequence[numpy.ndarray], positives: Sequence[num
     return float(min(grid, key=nll))
 
 
-class Reranker:
+class Reranker(Stage):
     """The cross-encoder Model (List[(query, candidate)] -> logits), how many candidates
-    it reranks, its temperature, and a cache of pair logits."""
+    it reranks, its temperature, and a cache of pair logits: a "mentions" stage (it
+    reads each mention in its document)."""
+
+    level = "mentions"
 
     def __init__(self, model, *, k: int = 10, temperature: float = 1.0,
                  context_chars: int = 150, cache_size: int = 100000,
@@ -199,7 +203,28 @@ class Reranker:
             out.append([(item.candidates[i][0], float(probs[i])) for i in order.tolist()])
         return out
 
-    # Serialization ---------------------------------------------------------
+    # As a stage of the linker (stages/__init__.py) -------------------------
+
+    def apply_to_mentions(self, linker, mentions: Sequence, links: Sequence) -> List:
+        """Every part's candidates reranked in its mention's context, in one model call."""
+        return rerank_mention_links(linker, self, mentions, links)
+
+    def state_to_bytes(self) -> bytes:
+        """The model's weights; k, temperature and the context width are the stage's config."""
+        return self.model.to_bytes()
+
+    def state_from_bytes(self, data: bytes) -> None:
+        """Read weights written by `state_to_bytes`."""
+        try:
+            self.model.from_bytes(data)
+        except (ValueError, KeyError, OSError) as err:
+            raise BioLinkError(Errors.E531.format(path="<stage state>", reason=f"model: {err}")) from None
+
+    def load_trained(self, path: PathLike) -> None:
+        """Read the weights of a reranker directory written by `train configs/reranker.cfg`."""
+        self.state_from_bytes((Path(path) / MODEL_FILE).read_bytes())
+
+    # Serialization (a reranker directory, and pipelines saved before stages were config)
 
     def _settings(self) -> Dict:
         # cache_size is the runtime's choice, not the model's (a trainer scores without one)
@@ -232,17 +257,8 @@ class Reranker:
         """A reranker directory written by `to_disk` (or `train configs/reranker.cfg`);
         `settings` (k, temperature, ...) replace the saved ones. Nothing is unpickled:
         reranker.cfg may name only spacy-biolink's reranker architecture."""
-        from ...io.files import read_config, read_json
-
-        path = Path(path)
-        for name in (RERANKER_CFG, MODEL_FILE, RERANKER_JSON):
-            if not (path / name).is_file():
-                raise BioLinkError(Errors.E531.format(path=path, reason=f"no {name}"))
-        config = read_config(path / RERANKER_CFG, interpolate=False)
-        if "model" not in config:
-            raise BioLinkError(Errors.E531.format(path=path, reason=f"{RERANKER_CFG} has no [model]"))
-        saved = read_json(path / RERANKER_JSON, "Reranker settings", type=dict)
-        return cls._build(dict(config["model"]), (path / MODEL_FILE).read_bytes(),
+        model_config, saved = trained_settings(path)
+        return cls._build(model_config, (Path(path) / MODEL_FILE).read_bytes(),
                           {**saved, **{k: v for k, v in settings.items() if v is not None}},
                           where=str(path))
 
@@ -280,6 +296,23 @@ class Reranker:
         return cls(model, model_config=model_config, **known)
 
 
+def trained_settings(path: PathLike) -> Tuple[Dict, Dict]:
+    """The [model] block of a reranker directory (`train configs/reranker.cfg`, or a
+    pipeline's saved `reranker` part) and its settings (k, temperature, context_chars)."""
+    from ...io.files import read_config, read_json
+
+    path = Path(path)
+    for name in (RERANKER_CFG, MODEL_FILE, RERANKER_JSON):
+        if not (path / name).is_file():
+            raise BioLinkError(Errors.E531.format(path=path, reason=f"no {name}"))
+    config = read_config(path / RERANKER_CFG, interpolate=False)
+    if "model" not in config:
+        raise BioLinkError(Errors.E531.format(path=path, reason=f"{RERANKER_CFG} has no [model]"))
+    saved = read_json(path / RERANKER_JSON, "Reranker settings", type=dict)
+    return dict(config["model"]), {k: saved[k] for k in ("k", "temperature", "context_chars")
+                                   if k in saved}
+
+
 def rerank_links(linker, reranker: Reranker, items: Sequence[RerankItem]) -> List[Candidates]:
     """`reranker` over `items` with `linker`'s dictionary and mention folding."""
     if not items:
@@ -292,7 +325,8 @@ def rerank_mention_links(linker, reranker: Reranker, mentions: Sequence, links: 
     """bio_linker's links ([(text, candidates), ...] per mention, one entry per composite
     part) with every part's candidates reranked in its mention's context, all in one
     call."""
-    items = [RerankItem(text, mention.doc.text, mention.start_char, mention.end_char, cands)
+    items = [RerankItem(text, mention.doc.text if mention.doc is not None else "",
+                        mention.start_char, mention.end_char, cands)
              for mention, parts in zip(mentions, links) for text, cands in parts]
     reranked = iter(rerank_links(linker, reranker, items))
     return [[(text, next(reranked)) for text, _ in parts] for parts in links]

@@ -27,6 +27,7 @@ import srsly
 from ...kb.dictionary import ConceptDictionary
 from ...errors import BioLinkError, Errors
 from ...io.util import PathLike, atomic_directory
+from . import Stage
 
 Candidates = List[Tuple[int, float]]
 MODES = ("nil", "next")
@@ -36,8 +37,11 @@ VERIFIER_CFG = "verifier.json"
 _P_MARGIN = 1e-4
 
 
-class CandidateVerifier:
-    """The verifier Model (List[(str, str)] -> probabilities), its NIL rule and mode."""
+class CandidateVerifier(Stage):
+    """The verifier Model (List[(str, str)] -> probabilities), its NIL rule and mode: a
+    "candidates" stage (it checks each query's candidates before the composite decision)."""
+
+    level = "candidates"
 
     def __init__(self, model, threshold: float = 0.5, mode: str = "nil", max_tries: int = 3,
                  model_config: Optional[Dict] = None, rule: str = "verifier",
@@ -63,29 +67,14 @@ class CandidateVerifier:
                      score_threshold: Optional[float] = None,
                      weights: Optional[Sequence[float]] = None) -> "CandidateVerifier":
         """A verifier directory written by `train configs/siamese.cfg` (encoder.cfg, model,
-        meta.json). The rule defaults to the one chosen on dev (meta.json `nil_rule`,
-        "verifier" for verifiers trained without a dev corpus), its settings to the ones
-        fitted there (`nil_rules`); the threshold of a verifier without them is the dev
-        pairs' max-F1 one. Arguments given replace the saved values."""
-        from ...encoders.saved import load_encoder, read_encoder_config
+        meta.json), with the settings `trained_settings` gives."""
+        from ...encoders.saved import load_encoder
 
-        model_config, _, meta = read_encoder_config(path)
-        if meta.get("method") != "siamese":
-            raise BioLinkError(Errors.E703.format(path=path, method=meta.get("method")))
-        model, meta = load_encoder(path, role="verifier")
-        rule = rule or meta.get("nil_rule", "verifier")
-        fitted = meta.get("nil_rules", {}).get(rule, {})
-        if threshold is None:
-            threshold = fitted.get("threshold", meta.get("threshold", 0.5))
-        if score_threshold is None:
-            score_threshold = fitted.get("score_threshold")
-        if weights is None:
-            weights = fitted.get("weights")
-        if rule != "verifier" and not fitted and score_threshold is None and weights is None:
-            raise BioLinkError(Errors.E710.format(path=path, rule=rule,
-                                                  fitted=sorted(meta.get("nil_rules", {}))))
-        return cls(model, threshold, mode, max_tries, model_config, rule=rule,
-                   score_threshold=score_threshold, weights=weights)
+        model_config, settings = trained_settings(
+            path, threshold=threshold, mode=mode, max_tries=max_tries, rule=rule,
+            score_threshold=score_threshold, weights=weights)
+        model, _ = load_encoder(path, role="verifier")
+        return cls(model, model_config=model_config, **settings)
 
     def score_pairs(self, pairs: Sequence[Tuple[str, str]]) -> numpy.ndarray:
         """p(synonym) of each (name, name) pair, float32."""
@@ -119,8 +108,31 @@ class CandidateVerifier:
             self._best_name_source = dictionary
         return verify_links(self, mention_texts, candidates_per_mention, self._best_name_of)
 
-    # Saved inside a pipeline (the bio_linker's `verifier` part): the same files as a
-    # trained verifier directory plus the linking settings.
+    # As a stage of the linker (stages/__init__.py) -------------------------
+
+    def apply_to_candidates(self, linker, query_texts: Sequence[str],
+                            candidates: Sequence[Candidates]) -> List[Candidates]:
+        """The candidates the NIL rule keeps, per query, with the linker's dictionary and
+        mention folding."""
+        return self.verify(linker.dictionary, query_texts, candidates, linker.normalizer.mention)
+
+    def state_to_bytes(self) -> bytes:
+        """The model's weights; the NIL settings are the stage's config."""
+        return self.model.to_bytes()
+
+    def state_from_bytes(self, data: bytes) -> None:
+        """Read weights written by `state_to_bytes`."""
+        self.model.from_bytes(data)
+
+    def load_trained(self, path: PathLike) -> None:
+        """Read the weights of a verifier directory written by `train configs/siamese.cfg`."""
+        from ...encoders.saved import MODEL_FILE
+
+        self.state_from_bytes((Path(path) / MODEL_FILE).read_bytes())
+
+    # Saved inside a pipeline saved before stages were config (the bio_linker's
+    # `verifier` part, or one set as an attribute): the same files as a trained verifier
+    # directory plus the linking settings.
     def to_disk(self, path: PathLike) -> None:
         """Save the verifier (model, its config and the NIL settings) to `path`, atomically."""
         from ...encoders.saved import save_encoder
@@ -174,6 +186,40 @@ class CandidateVerifier:
                                 rule=settings.get("rule", "verifier"),
                                 score_threshold=settings.get("score_threshold"),
                                 weights=settings.get("weights"))
+
+
+def trained_settings(path: PathLike, *, threshold: Optional[float] = None,
+                     mode: str = "nil", max_tries: int = 3, rule: Optional[str] = None,
+                     score_threshold: Optional[float] = None,
+                     weights: Optional[Sequence[float]] = None) -> Tuple[Dict, Dict]:
+    """The [model] block of a verifier directory written by `train configs/siamese.cfg`
+    and the stage settings to use it with. The rule defaults to the one chosen on dev
+    (meta.json `nil_rule`, "verifier" for verifiers trained without a dev corpus), its
+    settings to the ones fitted there (`nil_rules`); the threshold of a verifier without
+    them is the dev pairs' max-F1 one. Arguments given replace the saved values."""
+    from ...encoders.saved import read_encoder_config
+
+    model_config, _, meta = read_encoder_config(path)
+    if meta.get("method") != "siamese":
+        raise BioLinkError(Errors.E703.format(path=path, method=meta.get("method")))
+    rule = rule or meta.get("nil_rule", "verifier")
+    fitted = meta.get("nil_rules", {}).get(rule, {})
+    if threshold is None:
+        threshold = fitted.get("threshold", meta.get("threshold", 0.5))
+    if score_threshold is None:
+        score_threshold = fitted.get("score_threshold")
+    if weights is None:
+        weights = fitted.get("weights")
+    if rule != "verifier" and not fitted and score_threshold is None and weights is None:
+        raise BioLinkError(Errors.E710.format(path=path, rule=rule,
+                                              fitted=sorted(meta.get("nil_rules", {}))))
+    check_nil_rule(rule, threshold, score_threshold, weights)
+    if mode not in MODES:
+        raise BioLinkError(Errors.E704.format(value=mode, options=", ".join(MODES)))
+    return dict(model_config), {"threshold": float(threshold), "mode": mode,
+                                "max_tries": int(max_tries), "rule": rule,
+                                "score_threshold": score_threshold,
+                                "weights": None if weights is None else list(weights)}
 
 
 def best_name_finder(dictionary: ConceptDictionary,
