@@ -93,6 +93,7 @@ class AutoSparseIndex(NameIndex):
 
     @n_threads.setter
     def n_threads(self, value) -> None:
+        """Set both searches' threads setting, so a switch between them keeps it."""
         self.exact.n_threads = value
         self.approximate.n_threads = value
 

@@ -141,6 +141,7 @@ class SparseIndex(NameIndex):
 
     @n_threads.setter
     def n_threads(self, value) -> None:
+        """Set the threads setting (0: one per core, one in a child process)."""
         if not valid_thread_count(value):
             raise BioLinkError(Errors.E223.format(index=self.name, value=value))
         self._n_threads = value

@@ -2,17 +2,17 @@
 word_kernels.py). The word-candidate search (WordSparseIndex.v1) and, past its min_names,
 bio_linker's default AutoSparseIndex.v3 are PrunedSparseIndex with this source.
 
-The block-by-block n-gram candidates (PrunedSparseIndex.v2) read each query's rarest char 3-grams, but with ~10,000 3-grams
-over all of a vocabulary's words even those are in 1-3% of the names: ~1.9M postings per
-query at 8M names. A name's char_wb TF-IDF score splits exactly over its words, so here a
-query reads the postings of the words whose cosine with it reaches `word_threshold`
-(0.3: ~220k postings per query at 8M names), keeps the best `candidates` names by that
-partial score and rescores them exactly, as the pruned search does. Word postings exist
-only for a plain char_wb TF-IDF encoder (the default) at the name level; for any other
-rows the candidates are the block-by-block n-gram ones. BENCHMARKS.md has the measured recall against
-the exact search and the speed. Batches of queries are split over `n_threads` threads
-(0, the default: one per core, or one in a child process such as
-nlp.pipe(n_process=N)'s workers; the kernels release the GIL).
+The block-by-block n-gram candidates (PrunedSparseIndex.v2) read each query's rarest char
+3-grams, but with ~10,000 3-grams over all of a vocabulary's words even those are in 1-3%
+of the names: ~1.9M postings per query at 8M names. A name's char_wb TF-IDF score splits
+exactly over its words, so here a query reads the postings of the words whose cosine with
+it reaches `word_threshold` (0.3: ~220k postings per query at 8M names), keeps the best
+`candidates` names by that partial score and rescores them exactly, as the pruned search
+does. Word postings exist only for a plain char_wb TF-IDF encoder (the default) at the
+name level; for any other rows the candidates are the block-by-block n-gram ones.
+BENCHMARKS.md has the measured recall against the exact search and the speed. Batches of
+queries are split over the index's `n_threads` threads (threads.py; the kernels release
+the GIL).
 """
 import logging
 from typing import Iterable, Optional
@@ -22,7 +22,6 @@ from scipy import sparse
 
 from ..errors import BioLinkError, Errors
 from .pruned import V2_COVERAGE, NgramCandidates
-from .threads import search_threads, usable_cores  # noqa: F401 (imported from here before)
 from .word_postings import WordPostings
 
 logger = logging.getLogger(__name__)
