@@ -62,7 +62,9 @@ def main(argv=None) -> int:
             nlp.to_disk(args.pipeline)
     linker = nlp.get_pipe("bio_linker")
     index = linker.index
-    assert isinstance(index, SparseIndex), "the pipeline's index is not a SparseIndex"
+    # AutoSparseIndex (the default) searches with an exact SparseIndex below its min_names.
+    assert isinstance(getattr(index, "active", index), SparseIndex), \
+        "the pipeline's index does not search with a SparseIndex"
     k = args.k or linker.cfg["k"]
     texts = sorted({d.text[m.start:m.end] for d in read_pubtator(args.corpus) for m in d.mentions})
     queries = linker.linker.encode(texts)

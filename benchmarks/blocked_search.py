@@ -98,9 +98,10 @@ def run_pipeline(path: Path, args) -> dict:
     import spacy
     from scipy import sparse
 
-    from spacy_biolink.index import (BlockedAutoSparseIndex, BlockedPrunedSparseIndex,
-                                     PrunedSparseIndex, SparseIndex, WordAutoSparseIndex,
-                                     WordSparseIndex)
+    from spacy_biolink.index import SparseIndex
+    from spacy_biolink.registry import (build_auto_sparse_index_v2, build_auto_sparse_index_v3,
+                                        build_pruned_sparse_index, build_pruned_sparse_index_v2,
+                                        build_word_sparse_index)
     from spacy_biolink.index.word_postings import WordPostings, additive_vectorizer
 
     nlp = spacy.load(path)
@@ -153,7 +154,7 @@ def run_pipeline(path: Path, args) -> dict:
               f"{line['cpu_qps']:.0f} | 1.00x | 1.0000 | |", flush=True)
         for (label, words_used), (threshold, candidates) in (
                 (w, setting) for w in word_sets for setting in args.word_settings):
-            index = WordSparseIndex(word_threshold=threshold, candidates=candidates)
+            index = build_word_sparse_index(word_threshold=threshold, candidates=candidates)
             index.names_t, index.rows, index.words = names_t, rows, words_used
             index.n_threads = threads
             index.search(queries[:64], args.depth)
@@ -171,7 +172,8 @@ def run_pipeline(path: Path, args) -> dict:
                   f"{recall:.4f} | ({postings:,.0f} postings/query) |", flush=True)
         for coverage, candidates in args.settings:
             v1_result = None
-            for name, cls in (("v1", PrunedSparseIndex), ("v2", BlockedPrunedSparseIndex)):
+            for name, cls in (("v1", build_pruned_sparse_index),
+                              ("v2", build_pruned_sparse_index_v2)):
                 if name == "v1" and args.skip_v1:
                     continue
                 index = cls(coverage=coverage, candidates=candidates)
@@ -199,17 +201,19 @@ def run_pipeline(path: Path, args) -> dict:
         print(f"| threads | linker index | mentions/s ({n_mentions} mentions, cache cleared) |")
         print("|---:|---|---:|")
         for threads in args.threads:
-            auto = BlockedAutoSparseIndex(coverage=coverage, candidates=candidates)
-            auto.names_t, auto.rows, auto._pruning, auto.n_threads = names_t, rows, True, threads
+            auto = build_auto_sparse_index_v2(coverage=coverage, candidates=candidates)
+            auto.approximate.names_t, auto.approximate.rows = names_t, rows
+            auto.pruning, auto.n_threads = True, threads
             exact = SparseIndex()
             exact.names_t, exact.n_threads = names_t, threads
             linked = [("exact", exact), (f"AutoSparseIndex.v2 {coverage}/{candidates}", auto)]
             if words is not None:
                 threshold, word_candidates = args.word_settings[-1]
-                auto_v3 = WordAutoSparseIndex(word_threshold=threshold,
-                                              candidates=word_candidates)
-                auto_v3.names_t, auto_v3.rows, auto_v3.words = names_t, rows, words
-                auto_v3._pruning, auto_v3.n_threads = True, threads
+                auto_v3 = build_auto_sparse_index_v3(word_threshold=threshold,
+                                                     candidates=word_candidates)
+                approximate = auto_v3.approximate
+                approximate.names_t, approximate.rows, approximate.words = names_t, rows, words
+                auto_v3.pruning, auto_v3.n_threads = True, threads
                 linked.append((f"AutoSparseIndex.v3 {threshold}/{word_candidates}", auto_v3))
             for label, index in linked:
                 linker.linker.index = index

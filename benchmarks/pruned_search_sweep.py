@@ -30,7 +30,8 @@ def main(argv=None) -> int:
     import spacy
 
     from spacy_biolink.corpora import read_pubtator
-    from spacy_biolink.index import PrunedSparseIndex, SparseIndex
+    from spacy_biolink.index import SparseIndex
+    from spacy_biolink.registry import build_pruned_sparse_index
 
     linker = spacy.load(args.pipeline).get_pipe("bio_linker")
     texts = sorted({linker.normalizer.mention(d.text[m.start:m.end])
@@ -45,7 +46,7 @@ def main(argv=None) -> int:
     print("|---:|---:|---:|---:|---:|---:|")
     for setting in args.settings.split(","):
         coverage, candidates = setting.split(":")
-        pruned = PrunedSparseIndex(coverage=float(coverage), candidates=int(candidates))
+        pruned = build_pruned_sparse_index(coverage=float(coverage), candidates=int(candidates))
         pruned.names_t = names_t
         pruned._build_rows(rows)
         exact.search(queries[:2], args.depth)

@@ -43,7 +43,7 @@ def rss_mb():
 import numpy, spacy, spacy_biolink
 from spacy_biolink.corpora import read_pubtator
 from spacy_biolink.evaluation.search_recall import tie_aware_recall
-from spacy_biolink.index import SparseIndex, PrunedSparseIndex
+from spacy_biolink.index import SparseIndex
 model, corpus, repeats, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 # --threads: the index's n_threads given at spacy.load, as a user would.
 overrides = {"components": {"bio_linker": {"index": {"n_threads": threads}}}} if threads else {}

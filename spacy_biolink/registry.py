@@ -11,13 +11,10 @@ from .kb.dictionary import ConceptDictionary
 from .encoders.tfidf import tfidf_encoder
 from .errors import BioLinkError, Errors
 from .evaluation.scorer import score_linking
-from .index import HybridIndex
-from .index import AUTO_MIN_NAMES, AutoSparseIndex, FaissIndex, PrunedSparseIndex, SparseIndex
-from .index import BlockedAutoSparseIndex, BlockedPrunedSparseIndex
-from .index.blocked import V2_CANDIDATES, V2_COVERAGE
-from .index.word_index import (WORD_CANDIDATES, WORD_THRESHOLD, WordAutoSparseIndex,
-                               WordSparseIndex)
-from .index.faiss import AUTO_FAISS_MIN_NAMES, AutoFaissIndex
+from .index import (AUTO_FAISS_MIN_NAMES, AUTO_MIN_NAMES, V2_CANDIDATES, V2_COVERAGE,
+                    WORD_CANDIDATES, WORD_THRESHOLD, AutoFaissIndex, AutoSparseIndex,
+                    FaissIndex, HybridIndex, NgramCandidates, PrunedSparseIndex, SparseIndex,
+                    WordCandidates)
 from .kb.readers.dictionaries import load_dictionary
 from .text.normalize import MentionNormalizer
 from .io.util import PathLike
@@ -31,73 +28,93 @@ def build_tfidf_encoder(analyzer: str = "char_wb", ngram_range: List[int] = [3, 
     return tfidf_encoder(analyzer, ngram_range, lowercase, sublinear_tf, min_df)
 
 
+# The sparse indexes: versions are these functions, over index/'s plain classes. A
+# version fixes its classes, candidate source and defaults; `name` is only what the
+# index's error messages call it.
+
 @registry.misc("spacy-biolink.SparseIndex.v1")
 def build_sparse_index(chunk_size: int = 256) -> SparseIndex:
     """Registered `spacy-biolink.SparseIndex.v1`: exact search over sparse vectors,
-    `chunk_size` mentions at a time."""
-    return SparseIndex(chunk_size=chunk_size)
+    `chunk_size` query rows per block (index/sparse.py)."""
+    return SparseIndex(chunk_size=chunk_size, name="SparseIndex.v1")
 
 
 @registry.misc("spacy-biolink.PrunedSparseIndex.v1")
 def build_pruned_sparse_index(coverage: float = 0.8, candidates: int = 256,
                               chunk_size: int = 256) -> PrunedSparseIndex:
-    """Sparse search reading each query's rarest n-grams (coverage of its squared weight),
-    the best `candidates` names rescored exactly (index/pruned.py); coverage 1 is exact."""
-    return PrunedSparseIndex(coverage=coverage, candidates=candidates, chunk_size=chunk_size)
+    """Registered `spacy-biolink.PrunedSparseIndex.v1`: candidates from the n-grams holding
+    `coverage` of each query's squared weight, found by the exact kernel, the best
+    `candidates` names rescored exactly (index/pruned.py); coverage 1 is exact."""
+    return PrunedSparseIndex(NgramCandidates(coverage), candidates=candidates,
+                             chunk_size=chunk_size, name="PrunedSparseIndex.v1")
 
 
 @registry.misc("spacy-biolink.AutoSparseIndex.v1")
 def build_auto_sparse_index(min_names: int = AUTO_MIN_NAMES, coverage: float = 0.8,
                             candidates: int = 256, chunk_size: int = 256) -> AutoSparseIndex:
-    """Exact sparse search below min_names names, PrunedSparseIndex's from there on."""
-    return AutoSparseIndex(min_names=min_names, coverage=coverage, candidates=candidates,
-                           chunk_size=chunk_size)
+    """Registered `spacy-biolink.AutoSparseIndex.v1`: exact sparse search below min_names
+    names, PrunedSparseIndex.v1's from there on (index/auto.py)."""
+    name = "AutoSparseIndex.v1"
+    return AutoSparseIndex(
+        SparseIndex(chunk_size=chunk_size, name=name),
+        PrunedSparseIndex(NgramCandidates(coverage), candidates=candidates,
+                          chunk_size=chunk_size, name=name),
+        min_names=min_names)
 
 
 @registry.misc("spacy-biolink.PrunedSparseIndex.v2")
 def build_pruned_sparse_index_v2(coverage: float = V2_COVERAGE, candidates: int = V2_CANDIDATES,
-                                 chunk_size: int = 256) -> BlockedPrunedSparseIndex:
-    """PrunedSparseIndex.v1's search (the same results for the same settings) with its
-    candidates found block by block, which stays fast at millions of names
-    (index/blocked.py); defaults: coverage 0.8, 512 candidates."""
-    return BlockedPrunedSparseIndex(coverage=coverage, candidates=candidates,
-                                    chunk_size=chunk_size)
+                                 chunk_size: int = 256) -> PrunedSparseIndex:
+    """Registered `spacy-biolink.PrunedSparseIndex.v2`: PrunedSparseIndex.v1's search (the
+    same results for the same settings) with its candidates found block by block
+    (index/pruned.py, block_kernels.py); defaults: coverage 0.8, 512 candidates."""
+    return PrunedSparseIndex(NgramCandidates(coverage, blocked=True), candidates=candidates,
+                             chunk_size=chunk_size, name="PrunedSparseIndex.v2")
 
 
 @registry.misc("spacy-biolink.AutoSparseIndex.v2")
 def build_auto_sparse_index_v2(min_names: int = AUTO_MIN_NAMES, coverage: float = V2_COVERAGE,
                                candidates: int = V2_CANDIDATES,
-                               chunk_size: int = 256) -> BlockedAutoSparseIndex:
-    """Exact sparse search below min_names names, PrunedSparseIndex.v2's from there on:
-    bio_linker's default index."""
-    return BlockedAutoSparseIndex(min_names=min_names, coverage=coverage,
-                                  candidates=candidates, chunk_size=chunk_size)
+                               chunk_size: int = 256) -> AutoSparseIndex:
+    """Registered `spacy-biolink.AutoSparseIndex.v2`: exact sparse search below min_names
+    names, PrunedSparseIndex.v2's from there on."""
+    name = "AutoSparseIndex.v2"
+    return AutoSparseIndex(
+        SparseIndex(chunk_size=chunk_size, name=name),
+        PrunedSparseIndex(NgramCandidates(coverage, blocked=True), candidates=candidates,
+                          chunk_size=chunk_size, name=name),
+        min_names=min_names)
 
 
 @registry.misc("spacy-biolink.WordSparseIndex.v1")
 def build_word_sparse_index(word_threshold: float = WORD_THRESHOLD,
                             candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
-                            chunk_size: int = 256, n_threads: int = 0) -> WordSparseIndex:
-    """Sparse search whose candidates are the names holding a word within word_threshold
-    cosine of the query, `candidates` of them rescored exactly (index/word_index.py); for
-    rows of a plain char_wb TF-IDF encoder, else PrunedSparseIndex.v2's search (coverage).
-    n_threads: threads a batch of queries is split over (0: one per core, one in a child
-    process such as nlp.pipe(n_process)'s workers; the kernels release the GIL)."""
-    return WordSparseIndex(word_threshold=word_threshold, candidates=candidates,
-                           coverage=coverage, chunk_size=chunk_size, n_threads=n_threads)
+                            chunk_size: int = 256, n_threads: int = 0) -> PrunedSparseIndex:
+    """Registered `spacy-biolink.WordSparseIndex.v1`: candidates from the words within
+    `word_threshold` cosine of the query, `candidates` of them rescored exactly
+    (index/word_index.py); for rows of a plain char_wb TF-IDF encoder, else
+    PrunedSparseIndex.v2's search (coverage). n_threads: threads a batch of queries is split
+    over (0: one per core, one in a worker process)."""
+    return PrunedSparseIndex(WordCandidates(word_threshold, coverage), candidates=candidates,
+                             chunk_size=chunk_size, n_threads=n_threads,
+                             name="WordSparseIndex.v1")
 
 
 @registry.misc("spacy-biolink.AutoSparseIndex.v3")
 def build_auto_sparse_index_v3(min_names: int = AUTO_MIN_NAMES,
                                word_threshold: float = WORD_THRESHOLD,
                                candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
-                               chunk_size: int = 256, n_threads: int = 0) -> WordAutoSparseIndex:
-    """Exact sparse search below min_names names, WordSparseIndex.v1's from there on:
-    bio_linker's default index. n_threads: threads a batch of queries is split over (0: one
-    per core)."""
-    return WordAutoSparseIndex(min_names=min_names, word_threshold=word_threshold,
-                               candidates=candidates, coverage=coverage, chunk_size=chunk_size,
-                               n_threads=n_threads)
+                               chunk_size: int = 256, n_threads: int = 0) -> AutoSparseIndex:
+    """Registered `spacy-biolink.AutoSparseIndex.v3`: exact sparse search below min_names
+    names, WordSparseIndex.v1's from there on: bio_linker's default index. n_threads:
+    threads a batch of queries is split over (0: one per core, one in a worker process),
+    for either search."""
+    name = "AutoSparseIndex.v3"
+    return AutoSparseIndex(
+        SparseIndex(chunk_size=chunk_size, n_threads=n_threads, name=name),
+        PrunedSparseIndex(WordCandidates(word_threshold, coverage), candidates=candidates,
+                          chunk_size=chunk_size, n_threads=n_threads, name=name),
+        min_names=min_names)
 
 
 @registry.misc("spacy-biolink.FaissIndex.v1")

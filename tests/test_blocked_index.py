@@ -1,4 +1,4 @@
-"""PrunedSparseIndex.v2 / AutoSparseIndex.v2 (index/blocked.py, block_kernels.py): the
+"""PrunedSparseIndex.v2 / AutoSparseIndex.v2 (NgramCandidates(blocked=True), block_kernels.py): the
 block-by-block candidates against the exact kernel's, results against v1 and the exact
 search, memory-mapped loading, and selection through spaCy's config."""
 import numpy
@@ -7,8 +7,11 @@ import spacy
 from scipy import sparse
 
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.index import (AutoSparseIndex, BlockedAutoSparseIndex,
-                                 BlockedPrunedSparseIndex, PrunedSparseIndex, SparseIndex)
+from spacy_biolink.index import AutoSparseIndex, PrunedSparseIndex, SparseIndex
+from spacy_biolink.registry import build_auto_sparse_index as auto_v1
+from spacy_biolink.registry import build_auto_sparse_index_v2 as auto_v2
+from spacy_biolink.registry import build_pruned_sparse_index as pruned_v1
+from spacy_biolink.registry import build_pruned_sparse_index_v2 as pruned_v2
 from spacy_biolink.index import block_kernels, kernels
 from spacy_biolink.index.pruned import prune_queries
 
@@ -64,9 +67,9 @@ def test_a_query_touching_fewer_than_c_names_gets_them_all():
 @pytest.mark.parametrize("coverage,candidates", [(0.8, 100), (0.5, 20), (0.999999, 30)])
 def test_v2_returns_what_v1_returns_bit_for_bit(rows, coverage, candidates):
     names, queries = rows
-    v1 = PrunedSparseIndex(coverage=coverage, candidates=candidates)
+    v1 = pruned_v1(coverage=coverage, candidates=candidates)
     v1.build(names)
-    v2 = BlockedPrunedSparseIndex(coverage=coverage, candidates=candidates)
+    v2 = pruned_v2(coverage=coverage, candidates=candidates)
     v2.build(names)
     for a, b in zip(v1.search(queries, 10), v2.search(queries, 10)):
         numpy.testing.assert_array_equal(a, b)
@@ -74,7 +77,7 @@ def test_v2_returns_what_v1_returns_bit_for_bit(rows, coverage, candidates):
 
 def test_reading_every_ngram_equals_exact_search(rows):
     names, queries = rows
-    v2 = BlockedPrunedSparseIndex(coverage=0.999999, candidates=20)
+    v2 = pruned_v2(coverage=0.999999, candidates=20)
     v2.build(names)
     assert v2.prunes
     for a, b in zip(v2.search(queries, 10), _exact(names).search(queries, 10)):
@@ -91,7 +94,7 @@ def test_v2_defaults_find_the_exact_top_10(rows):
     from spacy_biolink.evaluation.search_recall import tie_aware_recall
 
     names, queries = rows
-    v2 = BlockedPrunedSparseIndex()
+    v2 = pruned_v2()
     assert (v2.coverage, v2.candidates) == (0.8, 512)
     v2.build(names)
     scores, _ = v2.search(queries, 10)
@@ -101,7 +104,7 @@ def test_v2_defaults_find_the_exact_top_10(rows):
 
 def test_unsorted_postings_fall_back_to_the_v1_path(rows):
     names, queries = rows
-    v2 = BlockedPrunedSparseIndex(coverage=0.7, candidates=40)
+    v2 = pruned_v2(coverage=0.7, candidates=40)
     v2.build(names)
     want = v2.search(queries, 10)
     # The same postings with each feature's names reversed: valid CSR, not sorted.
@@ -109,16 +112,16 @@ def test_unsorted_postings_fall_back_to_the_v1_path(rows):
     order = numpy.concatenate([numpy.arange(m.indptr[f], m.indptr[f + 1])[::-1]
                                for f in range(m.shape[0])]).astype(numpy.int64)
     v2.names_t = sparse.csr_matrix((m.data[order], m.indices[order], m.indptr), shape=m.shape)
-    assert not v2._postings_sorted(v2._postings())
+    assert not v2.source.postings_sorted(v2._postings())
     for a, b in zip(v2.search(queries, 10), want):
         numpy.testing.assert_array_equal(a, b)
 
 
 def test_threads_do_not_change_results(rows):
     names, queries = rows
-    one = BlockedPrunedSparseIndex(coverage=0.7, candidates=40)
+    one = pruned_v2(coverage=0.7, candidates=40)
     one.build(names)
-    two = BlockedPrunedSparseIndex(coverage=0.7, candidates=40)
+    two = pruned_v2(coverage=0.7, candidates=40)
     two.build(names)
     two.n_threads = 2
     for a, b in zip(one.search(queries, 10), two.search(queries, 10)):
@@ -127,12 +130,12 @@ def test_threads_do_not_change_results(rows):
 
 def test_saved_index_loads_memory_mapped_and_searches_the_same(rows, tmp_path):
     names, queries = rows
-    index = BlockedAutoSparseIndex(min_names=1, coverage=0.7, candidates=40)
+    index = auto_v2(min_names=1, coverage=0.7, candidates=40)
     index.build(names)
     assert index.prunes
     index.to_disk(tmp_path / "index")
     # The threshold and the pruning choice come from the save, not the constructor.
-    loaded = BlockedAutoSparseIndex(min_names=10 ** 9, coverage=0.7, candidates=40)
+    loaded = auto_v2(min_names=10 ** 9, coverage=0.7, candidates=40)
     loaded.from_disk(tmp_path / "index")
     assert loaded.prunes
     for array in (loaded.names_t.data, loaded.names_t.indices, loaded.rows.data,
@@ -141,17 +144,17 @@ def test_saved_index_loads_memory_mapped_and_searches_the_same(rows, tmp_path):
     for a, b in zip(loaded.search(queries, 10), index.search(queries, 10)):
         numpy.testing.assert_array_equal(a, b)
     # v1 and v2 save the same state: a v1 save loads into v2 and searches as v1.
-    v1 = AutoSparseIndex(min_names=1, coverage=0.7, candidates=40)
+    v1 = auto_v1(min_names=1, coverage=0.7, candidates=40)
     v1.build(names)
     v1.to_disk(tmp_path / "v1")
-    from_v1 = BlockedAutoSparseIndex(coverage=0.7, candidates=40).from_disk(tmp_path / "v1")
+    from_v1 = auto_v2(coverage=0.7, candidates=40).from_disk(tmp_path / "v1")
     for a, b in zip(from_v1.search(queries, 10), v1.search(queries, 10)):
         numpy.testing.assert_array_equal(a, b)
 
 
 def test_auto_v2_is_exact_below_its_threshold(rows):
     names, queries = rows
-    small = BlockedAutoSparseIndex(min_names=names.shape[0] + 1)
+    small = auto_v2(min_names=names.shape[0] + 1)
     small.build(names)
     assert not small.prunes and small.rows is None
     for a, b in zip(small.search(queries, 10), _exact(names).search(queries, 10)):
@@ -160,20 +163,22 @@ def test_auto_v2_is_exact_below_its_threshold(rows):
 
 def test_bad_settings_name_the_v2_index():
     with pytest.raises(BioLinkError, match=r"E220.*PrunedSparseIndex\.v2"):
-        BlockedPrunedSparseIndex(coverage=1.5)
+        pruned_v2(coverage=1.5)
     with pytest.raises(BioLinkError, match=r"E221.*PrunedSparseIndex\.v2"):
-        BlockedPrunedSparseIndex().build(sparse.csr_matrix(numpy.array([[0.5, -0.5]], "f")))
+        pruned_v2().build(sparse.csr_matrix(numpy.array([[0.5, -0.5]], "f")))
 
 
 @pytest.mark.parametrize("name,cls", [
-    ("spacy-biolink.AutoSparseIndex.v2", BlockedAutoSparseIndex),
-    ("spacy-biolink.PrunedSparseIndex.v2", BlockedPrunedSparseIndex),
+    ("spacy-biolink.AutoSparseIndex.v2", AutoSparseIndex),
+    ("spacy-biolink.PrunedSparseIndex.v2", PrunedSparseIndex),
 ])
 def test_v2_index_is_selected_in_config(name, cls):
     nlp = spacy.blank("en")
     config = {} if name is None else {"index": {"@misc": name, "candidates": 64}}
     linker = nlp.add_pipe("bio_linker", config=config)
     assert type(linker.index) is cls
+    # v2 finds its candidates block by block.
+    assert getattr(linker.index, "approximate", linker.index).source.blocked
     if name is not None:
         assert linker.index.candidates == 64
 
@@ -190,6 +195,7 @@ def test_linker_with_v2_links_as_with_exact_search_and_after_load(tiny_dictionar
     assert got == [e.kb_id_ for e in exact_nlp(doc_with_ents(exact_nlp, text, ents)).ents]
     auto.to_disk(tmp_path / "nlp")
     loaded = spacy.load(tmp_path / "nlp")
-    assert type(loaded.get_pipe("bio_linker").index) is BlockedAutoSparseIndex
+    assert type(loaded.get_pipe("bio_linker").index) is AutoSparseIndex
+    assert loaded.get_pipe("bio_linker").index.approximate.source.blocked
     assert loaded.get_pipe("bio_linker").index.prunes
     assert [e.kb_id_ for e in loaded(doc_with_ents(loaded, text, ents)).ents] == got

@@ -265,3 +265,42 @@ def test_auto_faiss_index_is_exact_below_its_threshold_and_ivf_sq8_above(tmp_pat
     assert (loaded.search(queries, 10)[1] == ids).all()
     with pytest.raises(BioLinkError, match="E180"):
         AutoFaissIndex(nprobe=0)
+
+
+def test_no_index_module_names_a_registered_index():
+    """Versions are registry.py's builder functions: index/ holds plain classes that do not
+    know the names they are registered under (not in code, meta or messages)."""
+    from pathlib import Path
+
+    import spacy_biolink.index
+
+    root = Path(spacy_biolink.index.__file__).parent
+    naming = [p.name for p in sorted(root.glob("*.py"))
+              if "spacy-biolink." in p.read_text(encoding="utf8")]
+    assert naming == []
+
+
+@pytest.mark.parametrize("name,blocked,words,n_threads", [
+    ("spacy-biolink.AutoSparseIndex.v1", False, False, 1),
+    ("spacy-biolink.AutoSparseIndex.v2", True, False, 1),
+    ("spacy-biolink.AutoSparseIndex.v3", True, True, 0),
+])
+def test_auto_builders_compose_an_exact_and_an_approximate_search(name, blocked, words,
+                                                                  n_threads):
+    """Each AutoSparseIndex version is the same class over different parts: v1 n-gram
+    candidates by the exact kernel, v2 block by block, v3 word candidates (falling back to
+    v2's); v3 alone splits batches over every core (n_threads 0), in both searches."""
+    from spacy.util import registry
+
+    from spacy_biolink.index import (AutoSparseIndex, NgramCandidates, PrunedSparseIndex,
+                                     SparseIndex, WordCandidates)
+    from spacy_biolink.index.threads import search_threads
+
+    index = registry.misc.get(name)(min_names=7)
+    assert type(index) is AutoSparseIndex and index.min_names == 7
+    assert type(index.exact) is SparseIndex and type(index.approximate) is PrunedSparseIndex
+    source = index.approximate.source
+    assert isinstance(source, WordCandidates) is words
+    ngrams = source.fallback if words else source
+    assert type(ngrams) is NgramCandidates and ngrams.blocked is blocked
+    assert index.exact.n_threads == index.approximate.n_threads == search_threads(n_threads)

@@ -1,5 +1,6 @@
-"""PrunedSparseIndex and AutoSparseIndex: results against the exact SparseIndex, state,
-memory-mapped loading, the size threshold, and selection through spaCy's config."""
+"""PrunedSparseIndex.v1 and AutoSparseIndex.v1 (built by their registered functions):
+results against the exact SparseIndex, state, memory-mapped loading, the size threshold,
+and selection through spaCy's config."""
 import numpy
 import pytest
 import spacy
@@ -9,6 +10,9 @@ from spacy_biolink.encoders.tfidf import CharNgramTfidf
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation.search_recall import tie_aware_recall
 from spacy_biolink.index import AutoSparseIndex, PrunedSparseIndex, SparseIndex
+from spacy_biolink.registry import build_auto_sparse_index as auto_v1
+from spacy_biolink.registry import build_pruned_sparse_index as pruned_v1
+from spacy_biolink.registry import build_sparse_index
 
 from .conftest import doc_with_ents, make_linker_nlp
 
@@ -48,7 +52,7 @@ def exact(names):
 
 def test_reading_every_ngram_equals_exact_search_bit_for_bit(rows):
     names, queries = rows
-    pruned = PrunedSparseIndex(coverage=0.999999, candidates=20)
+    pruned = pruned_v1(coverage=0.999999, candidates=20)
     pruned.build(names)
     assert pruned.prunes
     scores, ids = pruned.search(queries, 10)
@@ -61,7 +65,7 @@ def test_pruned_search_finds_the_exact_top_10_and_scores_exactly(rows):
     names, queries = rows
     # 235 distinct 3-grams only (35 words), so every name shares many with every query:
     # harder than a real dictionary, where 0.8 / 256 finds 99% at 1M names.
-    pruned = PrunedSparseIndex(coverage=0.8, candidates=100)
+    pruned = pruned_v1(coverage=0.8, candidates=100)
     pruned.build(names)
     scores, ids = pruned.search(queries, 10)
     exact_scores, exact_ids = exact(names).search(queries, 10)
@@ -91,9 +95,9 @@ def test_prune_queries_keeps_the_heaviest_weights_up_to_coverage():
 @pytest.mark.parametrize("how", ["disk", "bytes"])
 def test_state_round_trip_gives_identical_results(rows, tmp_path, how):
     names, queries = rows
-    index = PrunedSparseIndex(coverage=0.7, candidates=40)
+    index = pruned_v1(coverage=0.7, candidates=40)
     index.build(names)
-    loaded = PrunedSparseIndex(coverage=0.7, candidates=40)
+    loaded = pruned_v1(coverage=0.7, candidates=40)
     if how == "disk":
         index.to_disk(tmp_path / "index")
         loaded.from_disk(tmp_path / "index")
@@ -109,7 +113,7 @@ def _backed_by_memmap(array) -> bool:
     return isinstance(array, numpy.memmap)
 
 
-@pytest.mark.parametrize("cls", [SparseIndex, PrunedSparseIndex])
+@pytest.mark.parametrize("cls", [build_sparse_index, pruned_v1])
 def test_from_disk_memory_maps_the_postings(rows, tmp_path, cls):
     names, queries = rows
     index = cls()
@@ -117,24 +121,24 @@ def test_from_disk_memory_maps_the_postings(rows, tmp_path, cls):
     index.to_disk(tmp_path / "index")
     loaded = cls().from_disk(tmp_path / "index")
     assert _backed_by_memmap(loaded.names_t.data) and _backed_by_memmap(loaded.names_t.indices)
-    if cls is PrunedSparseIndex:
+    if cls is pruned_v1:
         assert _backed_by_memmap(loaded.rows.data) and _backed_by_memmap(loaded.rows.indices)
     numpy.testing.assert_array_equal(loaded.search(queries, 5)[1], index.search(queries, 5)[1])
 
 
 def test_auto_index_is_exact_below_its_threshold_and_pruned_above(rows, tmp_path):
     names, queries = rows
-    small = AutoSparseIndex(min_names=names.shape[0] + 1, coverage=0.5, candidates=20)
+    small = auto_v1(min_names=names.shape[0] + 1, coverage=0.5, candidates=20)
     small.build(names)
     assert not small.prunes and small.rows is None  # no second copy of the rows
     for a, b in zip(small.search(queries, 10), exact(names).search(queries, 10)):
         numpy.testing.assert_array_equal(a, b)
-    large = AutoSparseIndex(min_names=names.shape[0], coverage=0.5, candidates=20)
+    large = auto_v1(min_names=names.shape[0], coverage=0.5, candidates=20)
     large.build(names)
     assert large.prunes and large.rows is not None
     # The choice is saved with the index: a loaded index searches as the built one.
     large.to_disk(tmp_path / "large")
-    loaded = AutoSparseIndex(min_names=10 ** 9, coverage=0.5, candidates=20)
+    loaded = auto_v1(min_names=10 ** 9, coverage=0.5, candidates=20)
     loaded.from_disk(tmp_path / "large")
     assert loaded.prunes
     for a, b in zip(loaded.search(queries, 10), large.search(queries, 10)):
@@ -143,7 +147,7 @@ def test_auto_index_is_exact_below_its_threshold_and_pruned_above(rows, tmp_path
 
 def test_auto_index_starts_pruning_when_names_are_added_past_its_threshold(rows):
     names, queries = rows
-    index = AutoSparseIndex(min_names=1000, coverage=0.999999, candidates=20)
+    index = auto_v1(min_names=1000, coverage=0.999999, candidates=20)
     index.build(names[:900])
     assert not index.prunes
     index.add(names[900:])
@@ -154,11 +158,11 @@ def test_auto_index_starts_pruning_when_names_are_added_past_its_threshold(rows)
 
 def test_bad_settings_and_negative_rows_are_clear_errors():
     with pytest.raises(BioLinkError, match="E220"):
-        PrunedSparseIndex(coverage=0)
+        pruned_v1(coverage=0)
     with pytest.raises(BioLinkError, match="E220"):
-        PrunedSparseIndex(candidates=0)
+        pruned_v1(candidates=0)
     with pytest.raises(BioLinkError, match="E221"):
-        PrunedSparseIndex().build(sparse.csr_matrix(numpy.array([[0.5, -0.5]], "f")))
+        pruned_v1().build(sparse.csr_matrix(numpy.array([[0.5, -0.5]], "f")))
 
 
 @pytest.mark.parametrize("name,cls", [
@@ -171,6 +175,9 @@ def test_index_is_selected_in_config(name, cls):
     config = {} if name is None else {"index": {"@misc": name}}
     linker = nlp.add_pipe("bio_linker", config=config)
     assert type(linker.index) is cls
+    # v1 finds its candidates with the exact kernel, not block by block (v2).
+    pruned = getattr(linker.index, "approximate", linker.index)
+    assert getattr(pruned, "source", None) is None or not pruned.source.blocked
 
 
 def test_linker_with_pruned_search_links_as_with_exact_search(tiny_dictionary, tmp_path):
@@ -193,7 +200,7 @@ def test_auto_index_searches_rows_with_negative_values_exactly(rows):
     names, queries = rows
     signed = sparse.csr_matrix(names.multiply(numpy.where(
         numpy.arange(names.shape[1]) % 2, 1, -1).astype(numpy.float32)), dtype=numpy.float32)
-    index = AutoSparseIndex(min_names=1, coverage=0.5, candidates=10)
+    index = auto_v1(min_names=1, coverage=0.5, candidates=10)
     index.build(signed)
     assert not index.prunes
     for a, b in zip(index.search(queries, 10), exact(signed).search(queries, 10)):

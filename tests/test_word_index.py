@@ -12,9 +12,11 @@ from scipy import sparse
 from spacy_biolink.encoders.tfidf import CharNgramTfidf
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation.search_recall import tie_aware_recall
-from spacy_biolink.index import (BlockedPrunedSparseIndex, SparseIndex, WordAutoSparseIndex,
-                                 WordSparseIndex)
-from spacy_biolink.index.word_index import usable_cores
+from spacy_biolink.index import AutoSparseIndex, SparseIndex, WordCandidates
+from spacy_biolink.index.threads import usable_cores
+from spacy_biolink.registry import build_auto_sparse_index_v3 as auto_v3
+from spacy_biolink.registry import build_pruned_sparse_index_v2 as pruned_v2
+from spacy_biolink.registry import build_word_sparse_index as word_v1
 from spacy_biolink.index.word_postings import WordPostings
 
 from .conftest import doc_with_ents, make_linker_nlp
@@ -46,7 +48,7 @@ def data():
 
 def word_index(data, **settings):
     names, vectorizer, rows, _ = data
-    index = WordSparseIndex(**settings)
+    index = word_v1(**settings)
     index.build(rows)
     assert index.add_words(iter(names), vectorizer)
     return index
@@ -93,11 +95,11 @@ def test_rows_that_are_not_sums_over_words_fall_back_to_ngram_candidates(data):
     sublinear.fit(names)
     # With 1 + log(tf) a repeated word no longer adds up: detected, not trusted.
     rows = sparse.csr_matrix(sublinear.transform(names), dtype="f")
-    index = WordSparseIndex(candidates=100)
+    index = word_v1(candidates=100)
     index.build(rows)
     assert not index.add_words(iter(names), vectorizer)
     assert index.words is None
-    v2 = BlockedPrunedSparseIndex(candidates=100)
+    v2 = pruned_v2(candidates=100)
     v2.build(rows)
     for a, b in zip(index.search(queries, 10), v2.search(queries, 10)):
         numpy.testing.assert_array_equal(a, b)
@@ -108,7 +110,7 @@ def test_word_postings_are_saved_and_memory_mapped(data, tmp_path):
     index = word_index(data, candidates=100)
     expected = index.search(queries, 10)
     index.to_disk(tmp_path / "index")
-    loaded = WordSparseIndex(candidates=100).from_disk(tmp_path / "index")
+    loaded = word_v1(candidates=100).from_disk(tmp_path / "index")
     assert _backed_by_memmap(loaded.words.postings.data)
     assert _backed_by_memmap(loaded.words.postings.indices)
     for a, b in zip(loaded.search(queries, 10), expected):
@@ -126,12 +128,14 @@ def test_adding_names_drops_the_word_postings_until_rebuilt(data):
 def test_bad_word_threshold_is_refused():
     for value in (0, -0.1, 1.5, "0.3", True):
         with pytest.raises(BioLinkError, match="E222"):
-            WordSparseIndex(word_threshold=value)
+            word_v1(word_threshold=value)
 
 
 def test_bio_linker_defaults_to_auto_v3_and_links_as_exact_search(tiny_dictionary, tmp_path):
     nlp = spacy.blank("en")
-    assert type(nlp.add_pipe("bio_linker").index) is WordAutoSparseIndex
+    default = nlp.add_pipe("bio_linker").index
+    assert type(default) is AutoSparseIndex
+    assert isinstance(default.approximate.source, WordCandidates)
     auto = make_linker_nlp(tiny_dictionary, index={
         "@misc": "spacy-biolink.AutoSparseIndex.v3", "min_names": 1, "candidates": 8})
     index = auto.get_pipe("bio_linker").index
@@ -164,15 +168,15 @@ def test_threads_give_the_same_results_and_bad_counts_are_refused(data):
         numpy.testing.assert_array_equal(a, b)
     for value in (-1, 1.5, "2", True):
         with pytest.raises(BioLinkError, match="E223"):
-            WordAutoSparseIndex(n_threads=value)
+            auto_v3(n_threads=value)
     # 0, the default, is one thread per core this process may use, and one in a child
     # process (nlp.pipe(n_process=N)), where the siblings already take the cores.
-    assert WordAutoSparseIndex().n_threads == WordAutoSparseIndex(n_threads=0).n_threads == \
+    assert auto_v3().n_threads == auto_v3(n_threads=0).n_threads == \
         usable_cores()
-    assert WordAutoSparseIndex(n_threads=3).n_threads == 3
+    assert auto_v3(n_threads=3).n_threads == 3
     with multiprocessing.get_context("fork").Pool(1) as pool:
-        assert pool.apply(_threads_in_child, (WordAutoSparseIndex(),)) == 1
-        assert pool.apply(_threads_in_child, (WordAutoSparseIndex(n_threads=2),)) == 2
+        assert pool.apply(_threads_in_child, (auto_v3(),)) == 1
+        assert pool.apply(_threads_in_child, (auto_v3(n_threads=2),)) == 2
 
 
 def _threads_in_child(index) -> int:

@@ -1,23 +1,28 @@
 """Every nearest-name search, and names -> ranked concepts.
 
-sparse.py: exact sparse top-k (SparseIndex) and the NameIndex base; kernels.py: its numba
-kernels; faiss.py: dense search (FaissIndex); hybrid.py: dense + sparse candidates
-rescored (HybridIndex); pruned.py: sparse search that reads only rare n-grams
-(PrunedSparseIndex, AutoSparseIndex); blocked.py: the same with its candidates found block by
-block, block_kernels.py its kernel (the .v2 indexes); word_index.py: candidates from word
-postings (word_postings.py, word_kernels.py: WordSparseIndex, AutoSparseIndex.v3);
-concepts.py: nearest names -> ranked concepts.
+A few plain classes, each one kind of search; registry.py's builder functions put them
+together with settings under versioned registered names, and no class knows those
+names.
+
+sparse.py: NameIndex (what every index offers) and SparseIndex (exact sparse top-k);
+kernels.py: its numba kernels; pruned.py: PrunedSparseIndex (candidates found cheaply,
+rescored exactly) and NgramCandidates (candidates from the rare n-grams, through the exact
+kernel or block by block, block_kernels.py); word_index.py: WordCandidates (candidates from
+word postings, word_postings.py, word_kernels.py); auto.py: AutoSparseIndex (exact below a
+size threshold, approximate above); faiss.py: dense search (FaissIndex, AutoFaissIndex);
+hybrid.py: dense + sparse candidates rescored (HybridIndex); threads.py: how many threads
+a search uses; concepts.py: nearest names -> ranked concepts.
 """
-from .blocked import BlockedAutoSparseIndex, BlockedPrunedSparseIndex
+from .auto import AUTO_MIN_NAMES, AutoSparseIndex
 from .faiss import AUTO_FAISS_MIN_NAMES, FAISS_KINDS, AutoFaissIndex, FaissIndex
 from .hybrid import HybridIndex
-from .pruned import AUTO_MIN_NAMES, AutoSparseIndex, PrunedSparseIndex
+from .pruned import V2_CANDIDATES, V2_COVERAGE, NgramCandidates, PrunedSparseIndex
 from .sparse import (NameIndex, SearchResult, SparseIndex, exact_index, exact_index_from_state,
                      top_k)
-from .word_index import WordAutoSparseIndex, WordSparseIndex
+from .word_index import WORD_CANDIDATES, WORD_THRESHOLD, WordCandidates
 
 __all__ = ["AUTO_FAISS_MIN_NAMES", "AUTO_MIN_NAMES", "AutoFaissIndex", "AutoSparseIndex",
-           "PrunedSparseIndex", "BlockedAutoSparseIndex", "BlockedPrunedSparseIndex", "FAISS_KINDS",
-           "FaissIndex", "HybridIndex", "NameIndex", "SearchResult", "SparseIndex",
-           "WordAutoSparseIndex", "WordSparseIndex", "exact_index", "exact_index_from_state",
-           "top_k"]
+           "FAISS_KINDS", "FaissIndex", "HybridIndex", "NameIndex", "NgramCandidates",
+           "PrunedSparseIndex", "SearchResult", "SparseIndex", "V2_CANDIDATES", "V2_COVERAGE",
+           "WORD_CANDIDATES", "WORD_THRESHOLD", "WordCandidates", "exact_index",
+           "exact_index_from_state", "top_k"]

@@ -19,6 +19,7 @@ import numpy
 from scipy import sparse
 
 from ..errors import BioLinkError, Errors
+from .auto import AutoSparseIndex
 from .faiss import FaissIndex
 from .sparse import NameIndex, SearchResult, SparseIndex, _empty_result, top_k
 
@@ -37,10 +38,11 @@ class HybridIndex(NameIndex):
         if not isinstance(dense, FaissIndex) or dense.kind not in RECONSTRUCTIBLE:
             raise BioLinkError(Errors.E209.format(
                 part="dense", got=getattr(dense, "kind", type(dense).__name__),
-                needs=f"a spacy-biolink.FaissIndex.v1 of kind {' or '.join(RECONSTRUCTIBLE)}"))
-        if not isinstance(sparse_index, SparseIndex):
+                needs=f"a faiss index of kind {' or '.join(RECONSTRUCTIBLE)}"))
+        # Any sparse search whose postings _sparse_scores can read: exact, pruned or auto.
+        if not isinstance(sparse_index, (SparseIndex, AutoSparseIndex)):
             raise BioLinkError(Errors.E209.format(part="sparse", got=type(sparse_index).__name__,
-                                                  needs="a spacy-biolink.SparseIndex.v1"))
+                                                  needs="a sparse index (SparseIndex.v1)"))
         if dense_width < 1 or candidates < 1:
             raise BioLinkError(Errors.E210.format(dense_width=dense_width, candidates=candidates))
         self.dense_width = dense_width

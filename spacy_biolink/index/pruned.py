@@ -1,5 +1,5 @@
-"""Sparse search that reads only the rare n-grams: PrunedSparseIndex, and
-AutoSparseIndex, which is exact below a size threshold and pruned above it.
+"""Sparse search that finds a few candidate names cheaply and rescores them exactly:
+PrunedSparseIndex, and NgramCandidates, its default way of finding them.
 
 The exact search (SparseIndex) adds up every posting of every query n-gram, so its cost
 grows with the dictionary: the common char 3-grams ("ase", "ion", " di") each hold a
@@ -13,8 +13,15 @@ search (bit-identical), only the candidate set is pruned; coverage = 1 is exact.
 By Cauchy-Schwarz a unit-norm name gains at most |q_dropped| = sqrt(1 - coverage) from the
 dropped n-grams, which is why a name near the top rarely falls out of the candidates;
 BENCHMARKS.md has the measured recall against exact search.
+
+Where the candidates come from is a strategy apart from the index: NgramCandidates (the
+pruned query through the exact kernel, or through block_kernels.py's block-by-block
+accumulator, which stays in the CPU cache at millions of names and finds the same
+candidates) or word_index.WordCandidates (word postings). The index owns the state
+(postings, rescoring rows, word postings) and the rescoring; registry.py's builders pick
+the strategy and settings of each registered version.
 """
-from typing import Optional, Tuple
+from typing import Iterable, Optional, Tuple
 
 import numpy
 from scipy import sparse
@@ -22,9 +29,11 @@ from scipy import sparse
 from ..errors import BioLinkError, Errors
 from .sparse import SearchResult, SparseIndex, _empty_result, _sparse_kernels
 
-# The bio_linker default switches from exact to pruned search at this many names: below
-# it the exact search is fast enough (5,000 mentions/s at 76k names) and stays exact.
-AUTO_MIN_NAMES = 500_000
+# The block-by-block candidates' defaults (PrunedSparseIndex.v2): the same share of each
+# query as v1, more candidates rescored; recall@10 against the exact search >= 0.995 on
+# NCBI-disease mentions from 0.9M to 8M synthetic names (BENCHMARKS.md).
+V2_COVERAGE = 0.8
+V2_CANDIDATES = 512
 
 
 def prune_queries(queries: sparse.csr_matrix, coverage: float) -> sparse.csr_matrix:
@@ -51,45 +60,125 @@ def prune_queries(queries: sparse.csr_matrix, coverage: float) -> sparse.csr_mat
     return pruned
 
 
+class NgramCandidates:
+    """Candidates from each query's heaviest n-grams: the n-grams that first reach
+    `coverage` of its squared weight, searched exactly. `blocked` finds the same
+    candidates block by block (block_kernels.py), falling back to the exact kernel where
+    that cannot run (numba missing, postings not float32 or not sorted)."""
+
+    state_type = "pruned_sparse"
+    uses_words = False
+
+    def __init__(self, coverage: float = 0.8, *, blocked: bool = False):
+        self.coverage = coverage
+        self.blocked = blocked
+        self._sorted_cache: Optional[tuple] = None
+
+    def check(self, name: str, candidates) -> None:
+        """Raise BioLinkError E220 (naming the index `name`) unless coverage is in (0, 1]
+        and `candidates` at least 1."""
+        if not (0 < self.coverage <= 1) or candidates < 1:
+            raise BioLinkError(Errors.E220.format(index=name, coverage=self.coverage,
+                                                  candidates=candidates))
+        self.coverage = float(self.coverage)
+
+    def find(self, index: "PrunedSparseIndex", queries: sparse.csr_matrix,
+             depth: int) -> numpy.ndarray:
+        """The `depth` candidate name ids (-1: none) of each (whole, sorted) query row."""
+        pruned = prune_queries(queries, self.coverage)
+        if self.blocked:
+            postings = index._postings()
+            if postings is not None and self.postings_sorted(postings):
+                from . import block_kernels
+
+                return block_kernels.blocked_candidates(
+                    pruned.indptr, pruned.indices, pruned.data, postings, index.n_vectors,
+                    depth, n_threads=index.n_threads,
+                    chunk_size=max(1, int(index.chunk_size)))
+        return SparseIndex.search(index, pruned, depth)[1]
+
+    def postings_sorted(self, postings) -> bool:
+        """Whether the kernel's postings hold each feature's names in ascending order, as
+        the block-by-block accumulator needs."""
+        # Checked once per postings object: a saved index is memory-mapped, so this reads
+        # its postings once, on the first search rather than at load.
+        cached = self._sorted_cache
+        if cached is None or cached[0] is not postings:
+            from . import block_kernels
+
+            cached = self._sorted_cache = (postings,
+                                           block_kernels.postings_sorted(postings[0], postings[1]))
+        return cached[1]
+
+    def settings_meta(self, index: "PrunedSparseIndex") -> dict:
+        """What the saved meta records of this strategy (nothing beyond coverage)."""
+        return {}
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_sorted_cache": None}
+
+
 class PrunedSparseIndex(SparseIndex):
-    """Sparse inner-product search over non-negative L2-normalised rows (TF-IDF) that
-    reads only each query's heaviest n-grams, then rescores `candidates` names exactly.
-    See the module docstring; coverage = 1 gives the exact search's results."""
+    """Sparse inner-product search over non-negative L2-normalised rows (TF-IDF) that finds
+    `candidates` names per query with `source` (NgramCandidates by default, or
+    word_index.WordCandidates), then rescores them exactly against the whole query. See the
+    module docstring; a source with coverage = 1 gives the exact search's results.
+
+    The index keeps the rescoring rows (names x features) beside SparseIndex's postings,
+    and the word postings when the source reads them (add_words)."""
 
     vector_kind = "sparse"
-    state_type = "pruned_sparse"
 
-    def __init__(self, coverage: float = 0.8, candidates: int = 256, chunk_size: int = 256):
-        if not (0 < coverage <= 1) or candidates < 1:
-            raise BioLinkError(Errors.E220.format(index=self._registered_name(),
-                                                  coverage=coverage, candidates=candidates))
-        super().__init__(chunk_size=chunk_size)
-        self.coverage = float(coverage)
+    def __init__(self, source=None, candidates: int = 256, chunk_size: int = 256, *,
+                 n_threads: int = 1, name: str = "PrunedSparseIndex"):
+        self.source = NgramCandidates() if source is None else source
+        self.source.check(name, candidates)
+        super().__init__(chunk_size=chunk_size, n_threads=n_threads, name=name)
         self.candidates = int(candidates)
         self.rows: Optional[sparse.csr_matrix] = None  # names x features
+        self.words = None  # word_postings.WordPostings, for a source that reads words
         self._rows_cache = None
 
-    def _registered_name(self) -> str:
-        return getattr(self, "registered_name", type(self).__name__ + ".v1")
+    @property
+    def coverage(self) -> float:
+        """The share of each query's squared weight that candidate finding reads
+        (1: exact search)."""
+        return self.source.coverage
+
+    @property
+    def word_threshold(self) -> float:
+        """The source's word_threshold (AttributeError for a source that reads no words)."""
+        return self.source.word_threshold
 
     @property
     def prunes(self) -> bool:
-        """Whether search prunes (AutoSparseIndex: only past its size threshold)."""
+        """Whether search prunes (coverage < 1); otherwise it is SparseIndex's search and
+        no rescoring rows are kept."""
         return self.coverage < 1
+
+    def reset(self) -> None:
+        """Forget the indexed rows, rescoring rows and word postings; the settings stay."""
+        super().reset()
+        self.rows = None
+        self.words = None
 
     def build(self, vectors: sparse.csr_matrix) -> None:
         """As SparseIndex.build, and also keep the rows (names x features) that rescoring reads.
-        When pruning, negative values raise BioLinkError E221."""
+        When pruning, negative values raise BioLinkError E221. Word postings are dropped
+        until add_words builds them again."""
         self._check_kind(vectors)
         if self.prunes:
             self._check_non_negative(vectors)
+        self.words = None
         super().build(vectors)
         self._build_rows(vectors)
 
     def add(self, vectors: sparse.csr_matrix) -> None:
         """Append rows; their name ids continue after the existing ones. The rescoring rows
-        are rebuilt over all names, so the cost grows with the index."""
+        are rebuilt over all names, so the cost grows with the index. The word postings no
+        longer cover every name, so they are dropped until add_words builds them again."""
         self._check_kind(vectors)
+        self.words = None
         if self.names_t is None:
             return self.build(vectors)
         if self.prunes:
@@ -97,6 +186,24 @@ class PrunedSparseIndex(SparseIndex):
         super().add(vectors)
         self._build_rows(sparse.vstack([self.rows, vectors], format="csr")
                          if self.rows is not None else self.names_t.T)
+
+    def adopt_postings(self, names_t: sparse.csr_matrix) -> None:
+        """Take over postings (features x names) an exact SparseIndex built, and build the
+        rescoring rows from them: how AutoSparseIndex switches to this search once names
+        are added past its threshold, without encoding them again."""
+        self.reset()
+        self.names_t = names_t
+        self._build_rows(names_t.T)
+
+    def add_words(self, texts: Iterable[str], vectorizer) -> bool:
+        """Build the word postings from the indexed names' texts (as encoded, one per row,
+        in order) and the encoder's char_wb vectorizer, where the source reads words and
+        the search prunes; a no-op otherwise (`texts` is not read). Returns whether word
+        candidates are now used."""
+        self.words = None
+        if self.source.uses_words and self.prunes and self.rows is not None:
+            self.words = self.source.word_postings(texts, vectorizer, self.rows, self.name)
+        return self.words is not None
 
     def _build_rows(self, vectors) -> None:
         if not self.prunes:
@@ -115,13 +222,12 @@ class PrunedSparseIndex(SparseIndex):
     def _check_non_negative(self, vectors) -> None:
         data = sparse.csr_matrix(vectors).data
         if len(data) and data.min() < 0:
-            raise BioLinkError(Errors.E221.format(index=self._registered_name(),
-                                                  value=float(data.min())))
+            raise BioLinkError(Errors.E221.format(index=self.name, value=float(data.min())))
 
     def search(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
         """Top-k (scores, name ids) as SparseIndex.search returns them, with exact scores. But
-        candidates come only from each query's heaviest n-grams, so a true top name can be
-        missed. Without pruning, or for negative/non-finite queries, this is the exact search."""
+        candidates come only from the source, so a true top name can be missed. Without
+        pruning, or for negative/non-finite queries, this is the exact search."""
         if not self.prunes:
             return SparseIndex.search(self, queries, k)
         queries = self._check_queries(queries)
@@ -134,7 +240,7 @@ class PrunedSparseIndex(SparseIndex):
         queries.sum_duplicates()
         queries.sort_indices()  # rescoring sums in feature order, as the exact kernel
         depth = min(max(k, self.candidates), self.n_vectors)
-        found = self._find_candidates(queries, depth)
+        found = self.source.find(self, queries, depth)
         scores = kernel.rescore_rows(queries.indptr, queries.indices, queries.data, rows,
                                      queries.shape[1], found)
         # Best first, ties to the lower id; names scoring 0 (or none) are no candidates.
@@ -150,14 +256,6 @@ class PrunedSparseIndex(SparseIndex):
         out_ids[:, :take] = numpy.where(top_missing, -1, top_ids)
         return out_scores, out_ids
 
-    def _find_candidates(self, queries: sparse.csr_matrix, depth: int) -> numpy.ndarray:
-        """The `depth` candidate name ids (-1: none) of each (whole, sorted) query row."""
-        return self._candidates(prune_queries(queries, self.coverage), depth)
-
-    def _candidates(self, pruned: sparse.csr_matrix, depth: int) -> numpy.ndarray:
-        """The `depth` best name ids (-1: none) of each pruned query row, by the exact kernel."""
-        return SparseIndex.search(self, pruned, depth)[1]
-
     def _prepared_rows(self, kernel):
         m = self.rows
         cached = self._rows_cache
@@ -171,85 +269,47 @@ class PrunedSparseIndex(SparseIndex):
     def __getstate__(self) -> dict:
         return {**super().__getstate__(), "_rows_cache": None}
 
+    def settings_meta(self) -> dict:
+        """The settings the saved meta records (coverage, candidates and the source's),
+        whether or not the index is built."""
+        return {"coverage": self.coverage, "candidates": self.candidates,
+                **self.source.settings_meta(self)}
+
     def to_state(self) -> Tuple[dict, dict]:
-        """SparseIndex's state plus coverage, candidates and the rescoring rows. The rows are
-        saved so that loading memory-maps them instead of transposing the postings."""
+        """SparseIndex's state plus the settings, the rescoring rows and the word postings.
+        The rows are saved so that loading memory-maps them instead of transposing the
+        postings. The meta's type is the source's (pruned_sparse or word_sparse)."""
         meta, arrays = super().to_state()
-        meta = dict(meta, type=self.state_type, coverage=self.coverage,
-                    candidates=self.candidates)
+        meta = dict(meta, type=self.source.state_type, **self.settings_meta())
         if self.rows is not None:
             arrays = dict(arrays, rows_data=self.rows.data, rows_indices=self.rows.indices,
                           rows_indptr=self.rows.indptr)
+        if self.words is not None:
+            arrays = dict(arrays, **self.words.to_arrays())
         return meta, arrays
 
     def from_state(self, meta: dict, arrays: dict) -> "PrunedSparseIndex":
-        """Restore from to_state's output and return self. coverage and candidates come from
-        the constructor (config), not the saved meta. Rows missing from the save are rebuilt
-        when pruning."""
+        """Restore from to_state's output and return self. The settings come from the
+        constructor (config), not the saved meta. Rows missing from the save are rebuilt
+        when pruning; word postings are read where the source reads words."""
         super().from_state(meta, arrays)
         self.rows = None
+        self.words = None
         if "rows_data" in arrays:
             self.rows = sparse.csr_matrix(
                 (arrays["rows_data"], arrays["rows_indices"], arrays["rows_indptr"]),
                 shape=(self.names_t.shape[1], self.names_t.shape[0]))
         elif self.prunes:
             self._build_rows(self.names_t.T)
+        if self.source.uses_words:
+            from .word_postings import WordPostings
+
+            self.words = WordPostings.from_arrays(arrays, self.names_t.shape[1],
+                                                  self.names_t.shape[0])
         return self
 
 
-def _non_negative(vectors) -> bool:
+def non_negative(vectors) -> bool:
+    """Whether `vectors` (sparse) holds no negative value, as the pruning bounds assume."""
     data = sparse.csr_matrix(vectors).data
     return bool(not len(data) or data.min() >= 0)
-
-
-class AutoSparseIndex(PrunedSparseIndex):
-    """Exact search (as SparseIndex) for dictionaries under `min_names` names, pruned
-    search (as PrunedSparseIndex) from there on, for non-negative rows (TF-IDF; rows with
-    negative values, e.g. BioSyn's [dense | sparse], are always searched exactly). The choice is made when the index is built
-    and saved with it, so a pipeline links the same way after spacy.load."""
-
-    state_type = "auto_sparse"
-
-    def __init__(self, min_names: int = AUTO_MIN_NAMES, coverage: float = 0.8,
-                 candidates: int = 256, chunk_size: int = 256):
-        super().__init__(coverage=coverage, candidates=candidates, chunk_size=chunk_size)
-        self.min_names = int(min_names)
-        self._pruning = False
-
-    @property
-    def prunes(self) -> bool:
-        """True once the index holds at least `min_names` non-negative rows (decided at build
-        or add) and coverage < 1."""
-        return self._pruning and self.coverage < 1
-
-    def build(self, vectors: sparse.csr_matrix) -> None:
-        """Choose exact or pruned search from these vectors (at least min_names rows, all
-        non-negative), then build for that choice."""
-        self._check_kind(vectors)
-        self._pruning = bool(vectors.shape[0] >= self.min_names and _non_negative(vectors))
-        super().build(vectors)
-
-    def add(self, vectors: sparse.csr_matrix) -> None:
-        """Append rows. Switches to pruned search once the total reaches min_names and every
-        row is non-negative; it never switches back."""
-        self._check_kind(vectors)
-        if self.names_t is not None and not self._pruning and \
-                self.n_vectors + vectors.shape[0] >= self.min_names and \
-                _non_negative(vectors) and _non_negative(self.names_t):
-            self._pruning = True
-            SparseIndex.add(self, vectors)
-            self._build_rows(self.names_t.T)
-            return
-        super().add(vectors)
-
-    def to_state(self) -> Tuple[dict, dict]:
-        """PrunedSparseIndex's state plus min_names and the exact/pruned choice, so that a loaded
-        pipeline searches the way it did when saved."""
-        meta, arrays = super().to_state()
-        return dict(meta, min_names=self.min_names, pruning=self._pruning), arrays
-
-    def from_state(self, meta: dict, arrays: dict) -> "AutoSparseIndex":
-        """Restore from to_state's output, taking the exact/pruned choice from the save
-        instead of deciding it again."""
-        self._pruning = bool(meta.get("pruning", False))
-        return super().from_state(meta, arrays)

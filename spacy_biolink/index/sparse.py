@@ -1,6 +1,8 @@
-"""Nearest-name search: exact sparse top-k (scipy, numba kernels), the base of every index.
+"""Nearest-name search: NameIndex, what every index offers, and SparseIndex, the exact
+sparse top-k (scipy, numba kernels) that the pruned and word-candidate searches
+(pruned.py, word_index.py) refine.
 
-Both hold one vector per dictionary NAME and answer `search(queries, k)` with
+Indexes hold one vector per dictionary NAME and answer `search(queries, k)` with
 `(scores, name_ids)` arrays of shape (n_queries, k), best first, ties broken by the lower
 name id, padded with id -1. The dictionary, not the index, knows what a name id means.
 """
@@ -13,6 +15,7 @@ from scipy import sparse
 
 from ..errors import BioLinkError, Errors
 from ..io.util import read_arrays, write_arrays
+from .threads import search_threads, valid_thread_count
 
 SearchResult = Tuple[numpy.ndarray, numpy.ndarray]
 
@@ -58,9 +61,15 @@ _KERNELS = None
 
 
 class NameIndex:
-    """What every index offers; subclasses define build/add/search and to/from_state."""
+    """What every index offers; subclasses define build/add/search and to/from_state.
+
+    An index does not know the registered name it was built under: registry.py's builder
+    functions (the versioned names) put the settings together, and `name`, where an index
+    takes one, is only what its error messages call it."""
 
     vector_kind = ""
+    # Saved arrays that from_disk memory-maps (none by default).
+    mmap_arrays: Tuple[str, ...] = ()
 
     def to_disk(self, path, exclude=tuple()) -> None:
         """Save to_state's arrays as .npy files and meta.json in the directory `path` (no
@@ -70,8 +79,10 @@ class NameIndex:
 
     def from_disk(self, path, exclude=tuple()) -> "NameIndex":
         """Load what to_disk saved into this index and return it. Settings that are not
-        saved come from this instance's constructor (the config)."""
-        return self.from_state(*read_arrays(path))
+        saved come from this instance's constructor (the config). The arrays named in
+        `mmap_arrays` are memory-mapped: spacy.load reads none of them, and processes that
+        load one pipeline share their pages."""
+        return self.from_state(*read_arrays(path, mmap=self.mmap_arrays))
 
     def to_bytes(self, exclude=tuple()) -> bytes:
         """to_state as msgpack bytes, for spaCy's to_bytes."""
@@ -89,6 +100,14 @@ MMAP_ARRAYS = ("data", "indices", "rows_data", "rows_indices", "rows_indptr", "w
                "words_indices", "words_indptr")
 
 
+def require_sparse(vectors, name: str) -> None:
+    """Raise BioLinkError E206 (naming the index `name`) unless `vectors` is a scipy sparse
+    matrix."""
+    if not sparse.issparse(vectors):
+        raise BioLinkError(Errors.E206.format(index=name, needs="sparse",
+                                              got=type(vectors).__name__))
+
+
 class SparseIndex(NameIndex):
     """Exact inner-product search over L2-normalised sparse rows (TF-IDF).
 
@@ -98,18 +117,34 @@ class SparseIndex(NameIndex):
     `queries @ names_t`, which remains the fallback (numba missing, names_t not float32,
     non-finite values) and is computed chunk_size queries at a time.
 
-    `n_threads` (not saved; 1 by default) splits large batches over threads: the kernel
-    releases the GIL, so concurrent `search` calls from several threads also run in
-    parallel.
+    `n_threads` (not saved; 1 by default, 0: one per core, see threads.py) splits large
+    batches over threads: the kernel releases the GIL, so concurrent `search` calls from
+    several threads also run in parallel. `name` is what error messages call the index.
     """
 
     vector_kind = "sparse"
+    mmap_arrays = MMAP_ARRAYS
 
-    def __init__(self, chunk_size: int = 256):
+    def __init__(self, chunk_size: int = 256, *, n_threads: int = 1,
+                 name: str = "SparseIndex"):
+        self.name = name
         self.chunk_size = chunk_size
-        self.n_threads = 1
+        self.n_threads = n_threads
         self.names_t: Optional[sparse.csr_matrix] = None  # features x names
         self._postings_cache = None
+
+    @property
+    def n_threads(self) -> int:
+        """Threads a batch of queries is split over now (threads.search_threads of the
+        setting). Setting it to anything but a whole number >= 0 raises BioLinkError E223."""
+        return search_threads(self._n_threads)
+
+    @n_threads.setter
+    def n_threads(self, value) -> None:
+        """Set the threads setting (0: one per core, one in a child process)."""
+        if not valid_thread_count(value):
+            raise BioLinkError(Errors.E223.format(index=self.name, value=value))
+        self._n_threads = value
 
     @property
     def n_vectors(self) -> int:
@@ -145,7 +180,7 @@ class SparseIndex(NameIndex):
             return self._search_scipy(queries, k)
         return _sparse_kernels().search_rows(
             queries.indptr, queries.indices, queries.data, postings, self.names_t.shape[1], k,
-            n_threads=getattr(self, "n_threads", 1))
+            n_threads=self.n_threads)
 
     def _search_scipy(self, queries: sparse.csr_matrix, k: int) -> SearchResult:
         scores, ids = _empty_result(queries.shape[0], k)
@@ -191,9 +226,11 @@ class SparseIndex(NameIndex):
         return queries
 
     def _check_kind(self, vectors) -> None:
-        if not sparse.issparse(vectors):
-            raise BioLinkError(Errors.E206.format(index="SparseIndex", needs="sparse",
-                                                  got=type(vectors).__name__))
+        require_sparse(vectors, "SparseIndex")
+
+    def reset(self) -> None:
+        """Forget the indexed rows (is_built becomes False); the settings stay."""
+        self.names_t = None
 
     def to_state(self) -> Tuple[dict, dict]:
         """(meta, arrays) of the postings matrix, not copied. Raises BioLinkError E207
@@ -203,12 +240,6 @@ class SparseIndex(NameIndex):
         m = self.names_t
         return ({"type": "sparse", "shape": list(m.shape)},
                 {"data": m.data, "indices": m.indices, "indptr": m.indptr})
-
-    def from_disk(self, path, exclude=tuple()) -> "SparseIndex":
-        """As NameIndex.from_disk, with the postings memory-mapped."""
-        # Memory-mapped: spacy.load reads no postings, and processes that load one
-        # pipeline share its pages.
-        return self.from_state(*read_arrays(path, mmap=MMAP_ARRAYS))
 
     def from_state(self, meta: dict, arrays: dict) -> "SparseIndex":
         """Load the postings from to_state's output (the arrays may be memory-mapped) into
