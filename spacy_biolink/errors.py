@@ -203,7 +203,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E404 = ("report: expected NAME=FILE with an existing metrics JSON file, got {pair!r}. "
             "Example: tfidf=metrics/tfidf_test.json")
     E405 = ("{command} needs one linker, but the pipeline at {path} has {n}: {names}. Say "
-            "which with --linker NAME (linker=NAME in Python), one of {names}.")
+            "which with {how}, one of {names}.")
     E406 = ("The pipeline at {path} has no linker named {name!r}: its linkers are {names} "
             "(pipes: {pipes}). Pass one of those to --linker (linker=NAME in Python).")
     E407 = ("assemble: --name {name!r} names one linker, but {path} has {n}: {names}. Leave "

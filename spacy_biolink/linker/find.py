@@ -40,18 +40,22 @@ def configured_linkers(config: Mapping[str, Any]) -> List[str]:
             and components[name].get("factory") == FACTORY]
 
 
+LINKER_OPTION = "--linker NAME (linker=NAME in Python)"
+
+
 def the_linker(nlp: Language, name: Optional[str] = None, *, command: str = "This command",
-               path: PathLike = "<nlp>") -> BioLinker:
-    """The linker `command` works with: the one named `name`, or the only one.
+               path: PathLike = "<nlp>", how: str = LINKER_OPTION) -> BioLinker:
+    """The linker `command` works with: the one named `name`, or the only one (`how`
+    says, in the error, how to name one).
 
     Raises BioLinkError naming the pipes when there is no linker (E402) or no linker of
     that name (E406), and naming the linkers when there are several and no `name` (E405).
     """
-    return the_linker_pipe(nlp, name, command=command, path=path)[1]
+    return the_linker_pipe(nlp, name, command=command, path=path, how=how)[1]
 
 
 def the_linker_pipe(nlp: Language, name: Optional[str] = None, *, command: str = "This command",
-                    path: PathLike = "<nlp>") -> Tuple[str, BioLinker]:
+                    path: PathLike = "<nlp>", how: str = LINKER_OPTION) -> Tuple[str, BioLinker]:
     """(pipe name, linker) of the_linker: the name under which `nlp` holds it, which a
     linker sourced into a pipeline under a new name does not know itself."""
     found = require_linkers(nlp, path)
@@ -64,7 +68,7 @@ def the_linker_pipe(nlp: Language, name: Optional[str] = None, *, command: str =
                                               pipes=", ".join(nlp.pipe_names)))
     if len(found) > 1:
         raise BioLinkError(Errors.E405.format(command=command, path=path, n=len(found),
-                                              names=", ".join(names)))
+                                              names=", ".join(names), how=how))
     return found[0]
 
 
