@@ -275,6 +275,9 @@ def format_table(result: Dict, ks: Iterable[int] = (1, 5)) -> str:
     composites = result["composites"]
     lines.append(f"skipped {result['n_skipped']} of {result['n_mentions']} mentions: "
                  f"{skipped['no_id']} without an id, {skipped['not_in_dictionary']} with no id "
-                 f"in the dictionary; composites: {composites['split']} of {composites['n']} "
+                 f"in the dictionary"
+                 + (f", {skipped['not_linker_label']} of a type not in the linker's labels"
+                    if "not_linker_label" in skipped else "")
+                 + f"; composites: {composites['split']} of {composites['n']} "
                  f"split into one part per id, {composites['kept_whole']} kept whole")
     return "\n".join(lines)
