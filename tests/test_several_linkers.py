@@ -14,7 +14,7 @@ from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation import evaluate_end_to_end, evaluate_gold_mentions
 from spacy_biolink.linker.assemble import assemble_pipeline
 from spacy_biolink.linker.find import linker_pipes, the_linker
-from spacy_biolink.runners.distributed import check_model_dir, link_rows
+from spacy_biolink.runners.distributed import check_model_dir, link_rows, link_shard
 from spacy_biolink.runners.local import link_file
 
 from .conftest import TINY_MEDIC
@@ -105,8 +105,13 @@ def test_link_writes_every_linkers_results(model_dir, tmp_path):
     assert (stats.entities, stats.linked, stats.nil) == (6, 4, 2)
 
 
-def test_ray_rows_have_every_linkers_results(nlp):
+def test_ray_rows_and_shards_have_every_linkers_results(nlp, tmp_path):
     check_records(link_rows(nlp, [{"text": text} for text in TEXTS]))
+    (tmp_path / "part-0.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf8")
+    result = link_shard(nlp, tmp_path / "part-0.txt", tmp_path / "out.jsonl")
+    assert (result["entities"], result["linked"], result["nil"]) == (6, 4, 2)
+    check_records([json.loads(line) for line in
+                   (tmp_path / "out.jsonl").read_text(encoding="utf8").splitlines()])
 
 
 def test_the_ray_driver_accepts_a_linker_of_any_name(tmp_path):
@@ -195,3 +200,13 @@ def test_assemble_adds_a_second_linker_under_its_own_name(tmp_path):
         assemble_pipeline(tmp_path / "ruler", tmp_path / "step2", tmp_path / "bad", name="x")
     both = assemble_pipeline(tmp_path / "ruler", tmp_path / "step2", tmp_path / "step3")
     assert both.pipe_names == ["entity_ruler", "bio_linker", "chemical_linker"]
+
+
+def test_the_reranker_retriever_is_named_when_the_pipeline_has_several(model_dir):
+    from spacy_biolink.training.rerank import load_retriever
+
+    with pytest.raises(BioLinkError, match=r"E405.*--paths.retriever_linker"):
+        load_retriever({"paths": {"retriever": str(model_dir)}})
+    nlp, linker = load_retriever({"paths": {"retriever": str(model_dir),
+                                            "retriever_linker": "chemical_linker"}})
+    assert linker is nlp.get_pipe("chemical_linker")
