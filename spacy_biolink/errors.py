@@ -219,6 +219,12 @@ class Errors(metaclass=ErrorsWithCodes):
     E403 = ("Output directory {path} exists and is not empty. Pass --force to replace it.")
     E404 = ("report: expected NAME=FILE with an existing metrics JSON file, got {pair!r}. "
             "Example: tfidf=metrics/tfidf_test.json")
+    E405 = ("{command} needs one linker, but the pipeline at {path} has {n}: {names}. Say "
+            "which with {how}, one of {names}.")
+    E406 = ("The pipeline at {path} has no linker named {name!r}: its linkers are {names} "
+            "(pipes: {pipes}). Pass one of those to --linker (linker=NAME in Python).")
+    E407 = ("assemble: --name {name!r} names one linker, but {path} has {n}: {names}. Leave "
+            "--name out to add each under its own name, or save one linker per pipeline.")
     # Out-of-range command settings (E480-E499)
     E480 = ("{option} must be {what}, got {value!r}. Nothing was done.")
     E481 = ("{option} {value!r}: give comma-separated integers >= 1 (the k of acc@k), e.g. "

@@ -107,11 +107,15 @@ def assemble_cli(
     linker_dir: Path = typer.Argument(..., help="Saved pipeline with bio_linker (init-linker)"),
     output_dir: Path = typer.Argument(..., help="Directory for the joined pipeline"),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
+    name: Optional[str] = typer.Option(None, "--name", help="Pipe name of the added linker "
+                                       "(default: its name in LINKER_DIR); a second linker "
+                                       "needs its own, e.g. chemical_linker"),
 ):
-    """Add LINKER_DIR's bio_linker after NER_DIR's ner and save: a text-in, links-out pipeline."""
+    """Add LINKER_DIR's bio_linker after NER_DIR's ner and save: a text-in, links-out pipeline.
+    A linker of another name already in NER_DIR stays: linkers are added one at a time."""
     from ..linker.assemble import assemble_pipeline
 
-    nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force)
+    nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force, name=name)
     msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
 
 

@@ -22,8 +22,11 @@ def evaluate_cli(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
     ks: str = typer.Option("1,2,3,5,10", "--ks", help="Comma-separated k of acc@k (1 and 5 are printed)"),
     errors: Optional[Path] = typer.Option(None, "--errors", help="Write the mentions wrong at acc@1 here (JSONL)"),
+    linker: Optional[str] = typer.Option(None, "--linker", help="The linker to evaluate, by "
+                                         "pipe name (needed when the pipeline has several)"),
 ):
-    """Gold-mention acc@1 / acc@5 of a saved pipeline on a PubTator corpus."""
+    """Gold-mention acc@1 / acc@5 of a saved pipeline's linker on a PubTator corpus (with
+    --linker NAME, that linker's, on the mentions whose type is one of its labels)."""
     from ..evaluation import evaluate_gold_mentions, format_table
     from ..linker.pipeline import load_linker_pipeline
 
@@ -35,7 +38,7 @@ def evaluate_cli(
     nlp = load_linker_pipeline(model_dir)
     wrong: Optional[List[Dict]] = [] if errors is not None else None
     result = evaluate_gold_mentions(nlp, corpus, types=type_set, pmids=pmid_set, ks=k_values,
-                                    progress=True, errors=wrong)
+                                    progress=True, errors=wrong, linker=linker, path=model_dir)
     result["model"] = str(model_dir)
     if not result["n_evaluated"]:
         # acc@1 0.0 would read as a linker that is always wrong
@@ -61,6 +64,8 @@ def evaluate_end_to_end_cli(
     model_dir: Path = typer.Argument(..., help="Saved pipeline: NER (or any span source) + bio_linker"),
     gold: Path = typer.Argument(..., help="DocBin from `convert` (gold ents with kb_id_)"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
+    linker: Optional[str] = typer.Option(None, "--linker", help="Score only this linker's "
+                                         "spans (default: every linker's)"),
 ):
     """End-to-end NER and linking P/R/F1 on raw text: a predicted span counts only with
     the right boundaries (and, for linking, the right concept)."""
@@ -69,7 +74,8 @@ def evaluate_end_to_end_cli(
 
     if output is not None:
         check_output_path(output, what="the metrics")
-    result = evaluate_end_to_end(load_linker_pipeline(model_dir), gold)
+    result = evaluate_end_to_end(load_linker_pipeline(model_dir), gold, linker=linker,
+                                 path=model_dir)
     result["model"] = str(model_dir)
     print(format_end_to_end_table(result))
     if output is not None:

@@ -109,10 +109,12 @@ def visualize_cli(
         help="URL with {} for the id, or JSON {\"OMIM\": \"https://omim.org/entry/{}\", \"\": URL}. "
              "Default: the pipeline's meta biolink.kb_url_template, else MeSH + OMIM pages"),
 ):
-    """Write an HTML page (displaCy) of the linked entities, each id a link to its concept."""
+    """Write an HTML page (displaCy) of the linked entities, each id a link to its concept
+    (every linker's, each id named from the dictionary of the linker that linked it)."""
     from ..errors import Errors
     from ..runners.local import (InputDocument, make_input_doc, read_input_documents,
                                  warn_if_nothing_to_link)
+    from ..linker.find import require_linkers
     from ..linker.pipeline import load_linker_pipeline
     from ..runners.visualize import MEDIC_KB_URL_TEMPLATES, kb_url_template_of, render_linked
 
@@ -131,8 +133,7 @@ def visualize_cli(
         documents = [InputDocument(text=text, line=1)]
     template = _parse_kb_url_template(kb_url_template)
     nlp = load_linker_pipeline(model)
-    if "bio_linker" not in nlp.pipe_names:
-        raise BioLinkError(Errors.E402.format(path=model, pipes=nlp.pipe_names))
+    linkers = require_linkers(nlp, model)
     if template is None:
         template = kb_url_template_of(nlp, MEDIC_KB_URL_TEMPLATES,
                                       source=f"{Path(model) / 'meta.json'}")
@@ -147,8 +148,6 @@ def visualize_cli(
         if title is not None:
             linked.user_data["title"] = str(title)
         docs.append(linked)
-    nil_id = nlp.get_pipe("bio_linker").cfg.get("nil_id", "NIL")
-    html = render_linked(docs, kb_url_template=template, nil_id=nil_id, page=True,
-                         kb=nlp.get_pipe("bio_linker").kb)
+    html = render_linked(docs, kb_url_template=template, page=True, linkers=linkers)
     n_ents = sum(len(d.ents) for d in docs)
     write_output(output, html, said=f": {len(docs)} document(s), {n_ents} entities")

@@ -3,14 +3,17 @@
 The gold docs are those `convert_pubtator` writes: every gold mention is in
 `doc.spans["mentions"]` (or `doc.ents` for docs without that group), at token-aligned
 offsets, with the corpus ids in `kb_id_`. The predictions are the spans bio_linker links
-(`BioLinker.spans_to_link`: doc.ents, or its spans_key, filtered by its labels).
+(`BioLinker.spans_to_link`: doc.ents, or its spans_key, filtered by its labels); with
+several linkers, every linker's spans, or one linker's (`linker=NAME`; then only the gold
+mentions whose type is one of its labels, when it has labels).
 
 NER: a prediction is right when its character offsets equal a gold mention's (and its
 label the gold type, with match_labels). Offsets are compared as sets: two gold
 mentions on the same stretch of text count once.
 
 Linking: a prediction is right when its span is right and its concepts equal the gold
-concepts. Ids are compared as concepts of the linker's dictionary, so an alternative id
+concepts. Ids are compared as concepts of the linker's dictionary (with several linkers,
+of the first dictionary in pipeline order that has the id), so an alternative id
 matches its concept's primary id; a composite `A|B` (or `A+B`) is right only for a
 prediction whose kb_id_ names the same set of concepts. Gold mentions with no concept
 (`-1`, or a composite with a `-1` part) count for NER only, and so do predictions on
@@ -29,6 +32,7 @@ from ..corpora.docbin import NO_ID
 from ..kb.dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
 from ..io.util import PathLike
+from ..linker.find import require_linkers
 from .gold_mentions import find_linker
 
 Key = Tuple
@@ -39,17 +43,27 @@ ID_SEPARATORS = re.compile(r"[|+]")
 def evaluate_end_to_end(nlp: Language, gold: Union[PathLike, Iterable[Doc]], *,
                         types: Optional[Set[str]] = None, match_labels: bool = False,
                         gold_spans_key: str = "mentions", batch_size: int = 64,
-                        progress: bool = False) -> Dict:
+                        progress: bool = False, linker: Optional[str] = None,
+                        path: PathLike = "<nlp>") -> Dict:
     """NER and linking precision, recall and F1 of `nlp` on the texts of the gold docs.
 
     gold: a `.spacy` DocBin path or gold Docs. types: score only gold mentions of these
     types and predictions with these labels. match_labels: require label == gold type.
+    linker: score only the linker of that name (default: every linker of `nlp`); `path`
+    names the pipeline in errors.
     """
-    linker = find_linker(nlp)
-    if not linker.is_initialized:
-        raise BioLinkError(Errors.E101)
-    dictionary = linker.dictionary
-    no_link = set(NO_ID) | {linker.cfg["nil_id"]}
+    if linker is not None:
+        linkers = [find_linker(nlp, path, linker, command="evaluate-e2e")]
+        labels = set(linkers[0].cfg.get("labels") or ())
+        if labels:
+            types = labels if types is None else set(types) & labels
+    else:
+        linkers = [pipe for _, pipe in require_linkers(nlp, path)]
+    for pipe in linkers:
+        if not pipe.is_initialized:
+            raise BioLinkError(Errors.E101)
+    dictionaries = [pipe.dictionary for pipe in linkers]
+    no_link = set(NO_ID) | {pipe.cfg["nil_id"] for pipe in linkers}
     gold_docs = _gold_docs(nlp, gold)
     ner = {"n_gold": 0, "n_pred": 0, "n_correct": 0}
     link = {"n_gold": 0, "n_pred": 0, "n_correct": 0}
@@ -62,14 +76,14 @@ def evaluate_end_to_end(nlp: Language, gold: Union[PathLike, Iterable[Doc]], *,
         counts["n_docs"] += 1
         gold_spans = [s for s in _gold_spans(gold_doc, gold_spans_key)
                       if types is None or s.label_ in types]
-        pred_spans = [s for s in linker.spans_to_link(pred_doc)
+        pred_spans = [s for pipe in linkers for s in pipe.spans_to_link(pred_doc)
                       if types is None or s.label_ in types]
         gold_links: Dict[Key, Set[FrozenSet]] = {}
         for span in gold_spans:
             key = _key(span, match_labels)
             counts["n_gold_mentions"] += 1
             gold_links.setdefault(key, set())
-            concepts = _concepts(span.kb_id_, dictionary, no_link)
+            concepts = _concepts(span.kb_id_, dictionaries, no_link)
             if concepts is None:
                 counts["n_gold_without_id"] += 1
                 continue
@@ -83,7 +97,7 @@ def evaluate_end_to_end(nlp: Language, gold: Union[PathLike, Iterable[Doc]], *,
         ner["n_correct"] += len(gold_links.keys() & predicted.keys())
         link["n_gold"] += sum(len(alternatives) for alternatives in gold_links.values())
         for key, kb_id in predicted.items():
-            concepts = _concepts(kb_id, dictionary, no_link)
+            concepts = _concepts(kb_id, dictionaries, no_link)
             if concepts is None:
                 continue
             if key in gold_links and not gold_links[key]:
@@ -126,11 +140,12 @@ def _key(span: Span, match_labels: bool) -> Key:
     return (span.start_char, span.end_char)
 
 
-def _concepts(kb_id: str, dictionary: ConceptDictionary, no_link: Set[str]
+def _concepts(kb_id: str, dictionaries: List[ConceptDictionary], no_link: Set[str]
               ) -> Optional[FrozenSet]:
     """The concepts a kb_id names, or None when it (or one part of it) names none.
 
-    An id the dictionary lacks stands for itself, so it can still match the same id.
+    A concept is (which dictionary, its index there), from the first dictionary that has
+    the id; an id no dictionary has stands for itself, so it can still match the same id.
     """
     if kb_id.strip() in no_link:
         return None
@@ -139,8 +154,10 @@ def _concepts(kb_id: str, dictionary: ConceptDictionary, no_link: Set[str]
         concept_id = concept_id.strip()
         if concept_id in no_link:
             return None
-        index = dictionary.concept_index(concept_id)
-        concepts.add(concept_id if index is None else index)
+        found = next(((i, index) for i, index in
+                      ((i, d.concept_index(concept_id)) for i, d in enumerate(dictionaries))
+                      if index is not None), None)
+        concepts.add(concept_id if found is None else found)
     return frozenset(concepts)
 
 

@@ -3,7 +3,9 @@
 The protocol every encoder is judged with (SEEDS.md, "Shared evaluation protocol"):
 
 - Every gold mention with an id is a query; duplicates are kept. Mentions are skipped,
-  and counted, when they have no id (`-1`) or when none of their ids is in the dictionary.
+  and counted, when they have no id (`-1`) or when none of their ids is in the dictionary,
+  and, for a linker given `labels`, when their type is not one of those labels (in a
+  pipeline the linker would not take them: another linker links them).
 - Mentions go through the linker's own preprocessing (abbreviations, normalization)
   and stages, as in linking: type_filter (the mention's type as its label), the
   score threshold, the verifier (a rejected candidate is not an answer) and the
@@ -29,6 +31,7 @@ from spacy.util import minibatch
 from tqdm import tqdm
 
 from ..linker.component import BioLinker
+from ..linker.find import the_linker, the_linker_pipe
 from ..corpora.pubtator import read_pubtator
 from ..errors import BioLinkError, Errors
 from ..kb.ids import split_gold_id_parts
@@ -39,13 +42,12 @@ from ..io.util import PathLike
 RULES = ("strict", "lenient")
 
 
-def find_linker(nlp: Language, path: PathLike = "<nlp>") -> BioLinker:
-    """The first bio_linker in `nlp`'s pipeline; BioLinkError naming the pipes when there is none
-    (`path` says which pipeline, for the message)."""
-    for _, pipe in nlp.pipeline:
-        if isinstance(pipe, BioLinker):
-            return pipe
-    raise BioLinkError(Errors.E402.format(path=path, pipes=", ".join(nlp.pipe_names) or "none"))
+def find_linker(nlp: Language, path: PathLike = "<nlp>", name: Optional[str] = None, *,
+                command: str = "evaluate") -> BioLinker:
+    """The linker of `nlp` named `name`, or its only one (linker.find.the_linker): a
+    BioLinkError naming the pipes when there is none, or naming the linkers when there are
+    several and no `name` (`path` says which pipeline, `command` who asks, for the message)."""
+    return the_linker(nlp, name, command=command, path=path)
 
 
 class _Query:
@@ -66,8 +68,12 @@ class _Query:
 def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[Set[str]] = None,
                            pmids: Optional[Set[str]] = None, ks: Sequence[int] = (1, 5),
                            batch_size: int = 64, progress: bool = False,
-                           errors: Optional[List[Dict]] = None) -> Dict:
+                           errors: Optional[List[Dict]] = None, linker: Optional[str] = None,
+                           path: PathLike = "<nlp>") -> Dict:
     """acc@k of `nlp`'s bio_linker on the gold mentions of `corpus`.
+
+    linker: the name of the linker to evaluate, needed when `nlp` has several (`path`
+    names the pipeline in the error that says so).
 
     errors: a list that receives one record per mention wrong at acc@1 under the lenient
     rule (where it is, the texts linked, gold ids, and the three best concepts with a
@@ -79,10 +85,11 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise BioLinkError(Errors.E480.format(option="batch_size", what="an integer >= 1",
                                               value=batch_size))
-    linker = find_linker(nlp)
+    linker_name, linker = the_linker_pipe(nlp, linker, command="evaluate", path=path)
     if not linker.is_initialized:
         raise BioLinkError(Errors.E101)
     dictionary = linker.dictionary
+    labels = set(linker.cfg.get("labels") or ())
     depth = max(max(ks), linker.cfg["k"])
     skipped: Counter = Counter()
     composites: Counter = Counter()
@@ -99,7 +106,9 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
                 n_mentions += 1
                 id_parts = split_gold_id_parts(m.raw_ids)
                 all_ids = {i for part in id_parts for i in part}
-                if not all_ids:
+                if labels and m.type not in labels:
+                    skipped["not_linker_label"] += 1
+                elif not all_ids:
                     skipped["no_id"] += 1
                 elif all(dictionary.concept_index(i) is None for i in all_ids):
                     skipped["not_in_dictionary"] += 1
@@ -141,7 +150,8 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
         "n_mentions": n_mentions,
         "n_evaluated": n_evaluated,
         "n_skipped": sum(skipped.values()),
-        "skipped": {"no_id": skipped["no_id"], "not_in_dictionary": skipped["not_in_dictionary"]},
+        "skipped": {"no_id": skipped["no_id"], "not_in_dictionary": skipped["not_in_dictionary"],
+                    **({"not_linker_label": skipped["not_linker_label"]} if labels else {})},
         "composites": {"n": composites["n"], "split": composites["split"],
                        "kept_whole": composites["n"] - composites["split"]},
         "by_type": {t: {"n": c["n"], **{f"{rule} acc@{k}": acc(c[f"{rule} acc@{k}"], c["n"])
@@ -159,7 +169,9 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
             "duplicates": "kept",
             "acc@k": "k best distinct concepts",
         },
-        "linker": {key: linker.cfg[key] for key in ("resolve_abbreviations", "split_composites")},
+        "linker": {"name": linker_name,
+                   **{key: linker.cfg[key] for key in ("resolve_abbreviations",
+                                                       "split_composites")}},
     })
     return result
 
@@ -241,6 +253,9 @@ def format_table(result: Dict, ks: Iterable[int] = (1, 5)) -> str:
     composites = result["composites"]
     lines.append(f"skipped {result['n_skipped']} of {result['n_mentions']} mentions: "
                  f"{skipped['no_id']} without an id, {skipped['not_in_dictionary']} with no id "
-                 f"in the dictionary; composites: {composites['split']} of {composites['n']} "
+                 f"in the dictionary"
+                 + (f", {skipped['not_linker_label']} of a type not in the linker's labels"
+                    if "not_linker_label" in skipped else "")
+                 + f"; composites: {composites['split']} of {composites['n']} "
                  f"split into one part per id, {composites['kept_whole']} kept whole")
     return "\n".join(lines)

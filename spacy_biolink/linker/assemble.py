@@ -3,28 +3,36 @@
 bio_linker links spans already in doc.ents, so on raw text it needs an NER before it.
 The two are trained apart (`spacy train configs/ner.cfg`, `init-linker`), and joined here
 by sourcing the linker, weights, dictionary and index, into the NER pipeline.
+
+Each linker keeps the name it has in its own pipeline (or the one `name` gives), so a
+second linker joins an assembled pipeline beside the first: assemble the NER with the
+disease linker, then that output with a chemical linker under another name.
 """
 import logging
+from typing import Optional
 
 from spacy.language import Language
 
 from ..errors import BioLinkError, Errors
 from ..io.files import atomic_directory, check_output_path
 from ..runners.local import entity_setting_pipes
+from .find import require_linkers
+from .nothing_to_link import NothingToLinkCheck
 from .pipeline import load_linker_pipeline, report_leftover_temp_dirs
 from ..io.util import PathLike
 
 logger = logging.getLogger(__name__)
 
-LINKER = "bio_linker"
-
 
 def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathLike, *,
-                      force: bool = False) -> Language:
-    """Save NER_DIR's pipeline with LINKER_DIR's bio_linker added after it to OUTPUT_DIR.
+                      force: bool = False, name: Optional[str] = None) -> Language:
+    """Save NER_DIR's pipeline with LINKER_DIR's linkers added after it to OUTPUT_DIR.
 
-    The output appears complete or not at all; an existing non-empty OUTPUT_DIR is only
-    replaced with force=True. A bio_linker already in the NER pipeline is replaced.
+    Each linker keeps its pipe name from LINKER_DIR; `name` renames the linker of a
+    LINKER_DIR that has one. A pipe of the same name already in the NER pipeline is
+    replaced; linkers of other names stay, so linkers can be added one at a time. The
+    output appears complete or not at all; an existing non-empty OUTPUT_DIR is only
+    replaced with force=True.
     """
     output_dir = check_output_path(output_dir, kind="dir", what="the joined pipeline",
                                    force=force)
@@ -33,15 +41,23 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     if not entity_setting_pipes(nlp):
         raise BioLinkError(Errors.E758.format(path=ner_dir, pipes=nlp.pipe_names))
     linker_nlp = load_linker_pipeline(linker_dir)
-    if LINKER not in linker_nlp.pipe_names:
-        raise BioLinkError(Errors.E402.format(path=linker_dir, pipes=linker_nlp.pipe_names))
-    if LINKER in nlp.pipe_names:
-        logger.info("%s already has a %s: replacing it with %s's", ner_dir, LINKER, linker_dir)
-        nlp.remove_pipe(LINKER)
-    nlp.add_pipe(LINKER, source=linker_nlp)
+    linkers = [source for source, _ in require_linkers(linker_nlp, linker_dir)]
+    if name is not None and len(linkers) > 1:
+        raise BioLinkError(Errors.E407.format(name=name, path=linker_dir, n=len(linkers),
+                                              names=", ".join(linkers)))
+    for source in linkers:
+        target = name if name is not None else source
+        if target in nlp.pipe_names:
+            logger.info("%s already has a %s: replacing it with %s's %s", ner_dir, target,
+                        linker_dir, source)
+            nlp.remove_pipe(target)
+        pipe = nlp.add_pipe(source, name=target, source=linker_nlp)
+        if getattr(pipe, "nothing_to_link", None) is not None:
+            # The check sourced with the pipe watches the pipeline it came from.
+            pipe.nothing_to_link = NothingToLinkCheck(nlp, target, pipe.cfg.get("spans_key"))
     # Settings the linker's pipeline keeps in its meta (e.g. kb_url_template) travel with it
     if "biolink" in linker_nlp.meta:
-        nlp.meta["biolink"] = dict(linker_nlp.meta["biolink"])
+        nlp.meta["biolink"] = {**nlp.meta.get("biolink", {}), **linker_nlp.meta["biolink"]}
     with atomic_directory(output_dir, force=True) as tmp:
         nlp.to_disk(tmp)
     logger.info("Saved %s (pipes: %s) to %s", ner_dir, nlp.pipe_names, output_dir)

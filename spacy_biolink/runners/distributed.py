@@ -38,8 +38,9 @@ from spacy.language import Language
 
 from ..errors import BioLinkError, Errors, Warnings
 from ..linker.extensions import install_extensions
-from .local import (InputDocument, LinkStats, _count, _parse_entities, _parse_json_line,
-                    doc_record, input_format, linker_kb, make_input_doc)
+from ..linker.find import configured_linkers
+from .local import (InputDocument, LinkedRecords, LinkStats, _parse_entities,
+                    _parse_json_line, input_format, make_input_doc)
 from ..io.util import PathLike, atomic_file, open_text
 
 logger = logging.getLogger(__name__)
@@ -213,8 +214,7 @@ def link_shard(nlp: Language, shard: PathLike, output: PathLike, *, report: Opti
     """
     started = time.perf_counter()
     install_extensions()
-    linker_cfg = nlp.get_pipe("bio_linker").cfg
-    spans_key, nil_id = linker_cfg.get("spans_key"), linker_cfg.get("nil_id", "NIL")
+    linked = LinkedRecords(nlp)
     shard = Path(shard)
     malformed: List[Dict[str, Any]] = []
     n_malformed = 0
@@ -235,13 +235,12 @@ def link_shard(nlp: Language, shard: PathLike, output: PathLike, *, report: Opti
                 malformed.append({"shard": shard.name, "line": item.line, "error": item.message})
 
     stats = LinkStats()
-    kb = linker_kb(nlp)
-    records = (doc_record(doc, passthrough, spans_key=spans_key, kb=kb) for doc, passthrough
+    records = (linked.record(doc, passthrough) for doc, passthrough
                in nlp.pipe(input_docs(), as_tuples=True, batch_size=batch_size))
 
     def counted(records: Iterable[Dict[str, Any]]) -> Iterator[Dict[str, Any]]:
         for record in records:
-            _count(stats, record, nil_id)
+            linked.count(stats, record)
             yield record
 
     result: Dict[str, Any] = {}
@@ -266,9 +265,10 @@ def link_rows(nlp: Language, rows: Iterable[Dict[str, Any]], *, batch_size: int 
     A row needs a "text" string; "entities" (a list, or the JSON string a Parquet output
     holds) gives spans; other keys are copied. A malformed row is not linked: its record
     keeps its keys and gets an "error" message instead of "entities", so nothing is dropped.
+    Every linker of the pipeline writes its entities (see runners/local.py, LinkedRecords).
     """
     install_extensions()
-    spans_key = nlp.get_pipe("bio_linker").cfg.get("spans_key")
+    linked = LinkedRecords(nlp)
     records: List[Optional[Dict[str, Any]]] = []
     docs = []
     for number, row in enumerate(rows, start=1):
@@ -278,9 +278,8 @@ def link_rows(nlp: Language, rows: Iterable[Dict[str, Any]], *, batch_size: int 
             records.append(None)
         except BioLinkError as err:
             records.append({**{k: v for k, v in row.items() if k != "entities"}, "error": str(err)})
-    kb = linker_kb(nlp)
     for doc, (index, passthrough) in nlp.pipe(docs, as_tuples=True, batch_size=batch_size):
-        records[index] = doc_record(doc, passthrough, spans_key=spans_key, kb=kb)
+        records[index] = linked.record(doc, passthrough)
     return records  # type: ignore[return-value]
 
 
@@ -408,7 +407,8 @@ def _failed(shard: str, message: str) -> Dict[str, Any]:
 
 
 def check_model_dir(model: PathLike) -> Path:
-    """Fail on the driver, before Ray starts, when `model` is no saved bio_linker pipeline."""
+    """Fail on the driver, before Ray starts, when `model` is no saved pipeline with a
+    bio_linker (under any name)."""
     from spacy.util import load_config
 
     model = Path(model).resolve()
@@ -416,8 +416,9 @@ def check_model_dir(model: PathLike) -> Path:
         raise BioLinkError(Errors.E401.format(path=model, reason="no such directory"))
     if not (model / "config.cfg").is_file():
         raise BioLinkError(Errors.E401.format(path=model, reason="no config.cfg"))
-    pipes = list(load_config(model / "config.cfg").get("nlp", {}).get("pipeline", []))
-    if "bio_linker" not in pipes:
+    config = load_config(model / "config.cfg")
+    if not configured_linkers(config):
+        pipes = list(config.get("nlp", {}).get("pipeline", []))
         raise BioLinkError(Errors.E402.format(path=model, pipes=pipes))
     return model
 

@@ -17,6 +17,11 @@ Output, one line a document: the passthrough keys, `"text"`, and `"entities"`: a
 mention that bio_linker split. kb_names holds the canonical name of each id in kb_id,
 kb_ents and kb_parts, so a reader sees what D003924 is without a lookup.
 
+A pipeline with several linkers (a disease and a chemical linker, each given its
+`labels`) has every linker's results: each entity's ids, names and NIL come from the
+linker that linked it, named under `"linker"` (null for a span whose label no linker
+takes). With one linker, records have no `"linker"` key.
+
 The input is read twice: once to check every line before the pipeline loads (a typo on
 line 90 000 should not cost an hour of linking), once to link. The output is written
 beside its target and renamed into place, so an error leaves no half-written file.
@@ -35,6 +40,7 @@ from spacy.tokens import Doc, Span
 
 from ..errors import BioLinkError, Errors, Warnings
 from ..linker.extensions import KB_PARTS_KEY, install_extensions
+from ..linker.find import is_linker, linked_spans, linker_pipes, require_linkers
 from ..io.files import atomic_file, check_input_file, check_output_path, iter_lines
 from ..io.util import PathLike
 
@@ -192,9 +198,9 @@ def doc_record(doc: Doc, passthrough: Optional[Dict[str, Any]] = None, *,
 
 
 def entity_setting_pipes(nlp: Language) -> List[str]:
-    """Pipes that (may) write doc.ents, besides bio_linker, which only relabels them."""
+    """Pipes that (may) write doc.ents, besides the linkers, which only relabel them."""
     return [name for name in nlp.pipe_names
-            if "doc.ents" in nlp.get_pipe_meta(name).assigns and name != "bio_linker"]
+            if "doc.ents" in nlp.get_pipe_meta(name).assigns and not is_linker(nlp, name)]
 
 
 def warn_if_nothing_to_link(nlp: Language, without_entities: int, total: int, *,
@@ -204,10 +210,11 @@ def warn_if_nothing_to_link(nlp: Language, without_entities: int, total: int, *,
     if without_entities and not entity_setting_pipes(nlp):
         warnings.warn(Warnings.W750.format(path=model_path, pipes=nlp.pipe_names,
                                            n=without_entities, total=total))
-        # Said here with the input's counts: the linker's own W900 would repeat it.
-        check = getattr(nlp.get_pipe("bio_linker"), "nothing_to_link", None)
-        if check is not None:
-            check.warned = True
+        # Said here with the input's counts: each linker's own W900 would repeat it.
+        for _, pipe in linker_pipes(nlp):
+            check = getattr(pipe, "nothing_to_link", None)
+            if check is not None:
+                check.warned = True
 
 
 def check_pipe_settings(batch_size: int, n_process: int) -> None:
@@ -224,23 +231,70 @@ def check_pipe_settings(batch_size: int, n_process: int) -> None:
 
 
 def linker_kb(nlp: Language) -> Optional[Mapping]:
-    """The bio_linker's concept lookup, for the canonical names records show; None
-    without a bio_linker."""
-    return nlp.get_pipe("bio_linker").kb if "bio_linker" in nlp.pipe_names else None
+    """The concept lookup of the pipeline's first linker, for the canonical names records
+    show; None without a linker. LinkedRecords uses each entity's own linker's."""
+    found = linker_pipes(nlp)
+    return found[0][1].kb if found else None
+
+
+class LinkedRecords:
+    """Output records of a pipeline's docs, with every linker's results: each entity's
+    kb_names from the concept lookup of the linker that linked it, and NIL counted with
+    that linker's nil_id. Built once per pipeline (it reads each linker's kb once)."""
+
+    def __init__(self, nlp: Language):
+        self.linkers = linker_pipes(nlp)
+        self.several = len(self.linkers) > 1
+        self.kbs: Dict[Optional[str], Optional[Mapping]] = {
+            name: pipe.kb for name, pipe in self.linkers}
+        self.nil_ids: Dict[Optional[str], str] = {
+            name: pipe.cfg.get("nil_id", "NIL") for name, pipe in self.linkers}
+        first = self.linkers[0][0] if self.linkers else None
+        # A span no linker takes: with one linker, looked up as before the pipeline could
+        # have several; with several, in none of their lookups.
+        self.kbs[None] = {} if self.several else self.kbs.get(first)
+        self.nil_ids[None] = self.nil_ids.get(first, "NIL")
+
+    def record(self, doc: Doc, passthrough: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """The output object of one document: passthrough keys, text, entities."""
+        if not self.linkers:
+            return doc_record(doc, passthrough)
+        record = dict(passthrough or {})
+        record[TEXT_KEY] = doc.text
+        entities = []
+        for span, _, owner in linked_spans(doc, self.linkers):
+            entity = entity_record(span, self.kbs[owner])
+            if self.several:
+                entity["linker"] = owner
+            entities.append(entity)
+        record[ENTITIES_KEY] = entities
+        return record
+
+    def count(self, stats: LinkStats, record: Dict[str, Any]) -> None:
+        """Add one output record to `stats`: entities, linked, NIL (by its linker's nil_id)."""
+        entities = record[ENTITIES_KEY]
+        stats.docs += 1
+        stats.entities += len(entities)
+        stats.docs_without_entities += not entities
+        for entity in entities:
+            if entity["kb_id"] == self.nil_ids.get(entity.get("linker"), self.nil_ids[None]):
+                stats.nil += 1
+            elif entity["kb_id"]:
+                stats.linked += 1
 
 
 def link_documents(nlp: Language, documents: Iterable[InputDocument], *,
-                   path: PathLike = "<input>", batch_size: int = 64, n_process: int = 1
-                   ) -> Iterator[Dict[str, Any]]:
-    """Output records for `documents`, in order, through nlp.pipe."""
+                   path: PathLike = "<input>", batch_size: int = 64, n_process: int = 1,
+                   records: Optional[LinkedRecords] = None) -> Iterator[Dict[str, Any]]:
+    """Output records for `documents`, in order, through nlp.pipe (every linker's results;
+    `records`: a LinkedRecords of `nlp` already built)."""
     check_pipe_settings(batch_size, n_process)
     install_extensions()
-    spans_key = _linker_spans_key(nlp)
-    kb = linker_kb(nlp)
+    records = records if records is not None else LinkedRecords(nlp)
     docs = ((make_input_doc(nlp, document, path), document.passthrough) for document in documents)
     for doc, passthrough in nlp.pipe(docs, as_tuples=True, batch_size=batch_size,
                                      n_process=n_process):
-        yield doc_record(doc, passthrough, spans_key=spans_key, kb=kb)
+        yield records.record(doc, passthrough)
 
 
 def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path: PathLike, *,
@@ -248,8 +302,8 @@ def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path:
               progress: bool = True) -> LinkStats:
     """Link every document of `input_path` and write one JSON line each to `output_path`.
 
-    nlp: a pipeline with bio_linker, or the directory of a saved one (loaded after the
-        input has been checked). An `output_path` ending in .gz is gzipped.
+    nlp: a pipeline with one or more bio_linker pipes, or the directory of a saved one
+        (loaded after the input has been checked). An `output_path` ending in .gz is gzipped.
     """
     check_pipe_settings(batch_size, n_process)
     check_output_path(output_path, what="the linked documents (JSONL)",
@@ -265,16 +319,16 @@ def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path:
 
         model_path = nlp
         nlp = load_linker_pipeline(nlp)
-    if "bio_linker" not in nlp.pipe_names:
-        raise BioLinkError(Errors.E402.format(path=model_path or "<given nlp>", pipes=nlp.pipe_names))
+    require_linkers(nlp, model_path or "<given nlp>")
     stats = LinkStats()
     warn_if_nothing_to_link(nlp, n_documents - given_entities, n_documents,
                             model_path=model_path or "<given nlp>")
-    nil_id = nlp.get_pipe("bio_linker").cfg.get("nil_id", "NIL")
+    linked = LinkedRecords(nlp)
     from tqdm import tqdm
 
     records = link_documents(nlp, read_input_documents(input_path, format=format),
-                             path=input_path, batch_size=batch_size, n_process=n_process)
+                             path=input_path, batch_size=batch_size, n_process=n_process,
+                             records=linked)
     gzipped = Path(output_path).suffix == ".gz"
     with atomic_file(output_path, "wb" if gzipped else "w") as raw:
         fileh = gzip.open(raw, "wt", encoding="utf8") if gzipped else raw
@@ -282,28 +336,10 @@ def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path:
             for record in tqdm(records, total=n_documents, unit="doc", disable=not progress,
                                desc="Linking"):
                 fileh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                _count(stats, record, nil_id)
+                linked.count(stats, record)
         finally:
             if gzipped:
                 fileh.close()
     logger.info("Linked %d docs: %d entities, %d linked, %d NIL", stats.docs, stats.entities,
                 stats.linked, stats.nil)
     return stats
-
-
-def _count(stats: LinkStats, record: Dict[str, Any], nil_id: str) -> None:
-    entities = record[ENTITIES_KEY]
-    stats.docs += 1
-    stats.entities += len(entities)
-    stats.docs_without_entities += not entities
-    for entity in entities:
-        if entity["kb_id"] == nil_id:
-            stats.nil += 1
-        elif entity["kb_id"]:
-            stats.linked += 1
-
-
-def _linker_spans_key(nlp: Language) -> Optional[str]:
-    if "bio_linker" not in nlp.pipe_names:
-        return None
-    return nlp.get_pipe("bio_linker").cfg.get("spans_key")

@@ -10,7 +10,7 @@ Hovering over an id shows the top candidates with their scores.
 from html import escape
 import re
 from string import Formatter
-from typing import Dict, Iterable, List, Mapping, Optional, Union
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import quote
 
 from spacy import displacy
@@ -123,29 +123,50 @@ def kb_url_template_of(nlp: Language, default: Optional[KbUrlTemplate] = None,
 def render_linked(docs: Union[Doc, Iterable[Doc]], *,
                   kb_url_template: KbUrlTemplate = DEFAULT_KB_URL_TEMPLATE,
                   nil_id: str = "NIL", page: bool = True, colors: Optional[Dict[str, str]] = None,
-                  max_candidates: int = 5, kb: Optional[Mapping] = None) -> str:
+                  max_candidates: int = 5, kb: Optional[Mapping] = None,
+                  linkers: Optional[Sequence[Tuple[str, object]]] = None) -> str:
     """HTML of the docs' entities (displaCy "ent" style) with their kb_ids as links.
 
     kb_url_template: a URL with {} for the id, or {prefix: URL} (see KbUrls); ids of
         MEDIC: MEDIC_KB_URL_TEMPLATES. page: a whole HTML page, else markup to embed.
     kb: bio_linker's `kb` (concept lookup): each id is shown with its canonical name,
         and the candidates on hover too.
+    linkers: (name, pipe) of the pipeline's linkers (linker.find.linker_pipes): each
+        entity then gets the `kb` and `nil_id` of the linker that linked it, and with
+        several linkers its hover names that linker. `kb` and `nil_id` are then unused.
     """
     install_extensions()
     if isinstance(docs, Doc):
         docs = [docs]
     urls = KbUrls(kb_url_template)
-    parsed = [_parse_doc(doc, urls, nil_id, max_candidates, kb) for doc in docs]
+    lookups = None
+    if linkers is not None:
+        lookups = {name: (pipe.kb, pipe.cfg.get("nil_id", "NIL")) for name, pipe in linkers}
+    parsed = [_parse_doc(doc, urls, nil_id, max_candidates, kb, linkers, lookups)
+              for doc in docs]
     options = {"colors": dict(LABEL_COLORS, **(colors or {})), "template": _ENT_TEMPLATE}
     return displacy.render(parsed, style="ent", manual=True, page=page, options=options)
 
 
 def _parse_doc(doc: Doc, urls: KbUrls, nil_id: str, max_candidates: int,
-               kb: Optional[Mapping] = None) -> dict:
-    ents = [{"start": ent.start_char, "end": ent.end_char, "label": escape(ent.label_),
-             # displaCy pastes params into its template as they are: kb_link is our markup
-             "params": {"kb_link": _kb_link(ent, urls, nil_id, max_candidates, kb)}}
-            for ent in doc.ents]
+               kb: Optional[Mapping] = None, linkers=None, lookups=None) -> dict:
+    owners: Dict[Tuple[int, int, int], Optional[str]] = {}
+    if linkers is not None:
+        from ..linker.find import linked_spans
+
+        owners = {(span.start, span.end, span.label): owner
+                  for span, key, owner in linked_spans(doc, linkers) if key is None}
+    ents = []
+    for ent in doc.ents:
+        ent_kb, ent_nil, named = kb, nil_id, None
+        owner = owners.get((ent.start, ent.end, ent.label))
+        if owner is not None:
+            ent_kb, ent_nil = lookups[owner]
+            named = owner if len(lookups) > 1 else None
+        # displaCy pastes params into its template as they are: kb_link is our markup
+        ents.append({"start": ent.start_char, "end": ent.end_char, "label": escape(ent.label_),
+                     "params": {"kb_link": _kb_link(ent, urls, ent_nil, max_candidates, ent_kb,
+                                                    linker=named)}})
     title = doc.user_data.get("title")
     if title is None and doc.user_data.get("pmid"):
         title = f"PMID {doc.user_data['pmid']}"
@@ -153,7 +174,7 @@ def _parse_doc(doc: Doc, urls: KbUrls, nil_id: str, max_candidates: int,
 
 
 def _kb_link(ent: Span, urls: KbUrls, nil_id: str, max_candidates: int,
-             kb: Optional[Mapping] = None) -> str:
+             kb: Optional[Mapping] = None, linker: Optional[str] = None) -> str:
     if not ent.kb_id_:
         return ""
 
@@ -162,6 +183,8 @@ def _kb_link(ent: Span, urls: KbUrls, nil_id: str, max_candidates: int,
 
     hover = "; ".join(" ".join(filter(None, [concept, name(concept), f"{score:.2f}"]))
                       for concept, score in ent._.kb_ents[:max_candidates])
+    if linker is not None:
+        hover = f"{linker}: {hover}"
     links: List[str] = []
     for concept_id in ent.kb_id_.split("|"):
         url = None if concept_id == nil_id else urls(concept_id)

@@ -280,9 +280,10 @@ class LinkedMentions:
 
 def link_corpus_mentions(nlp, full: ConceptDictionary, corpus: PathLike, *,
                          dropped: Collection[int] = (), types: Optional[Set[str]] = None,
-                         k: int = 5) -> LinkedMentions:
+                         k: int = 5, linker: Optional[str] = None) -> LinkedMentions:
     """Every single-part mention of the PubTator `corpus` (of `types`), linked by the
-    bio_linker of `nlp` (initialized over some part of `full`).
+    bio_linker of `nlp` (initialized over some part of `full`): the one named `linker`,
+    or the only one.
 
     A mention is nil_gold without an id, absent when none of its ids is in `full`,
     removed when its concept is not in the linker's dictionary, linkable otherwise.
@@ -292,9 +293,10 @@ def link_corpus_mentions(nlp, full: ConceptDictionary, corpus: PathLike, *,
     from ..linker.policy import Mention
     from ..corpora.pubtator import read_pubtator
     from ..kb.ids import split_gold_id_parts
+    from ..linker.find import the_linker
     from ..linker.stages.verifier import best_name_finder
 
-    linker = nlp.get_pipe("bio_linker")
+    linker = the_linker(nlp, linker, command="link_corpus_mentions")
     linked = linker.dictionary
     dropped = set(dropped)
     out = LinkedMentions(linked, best_name_finder(linked, linker.normalizer.mention),
@@ -366,6 +368,7 @@ def corpus_training_pairs(full: ConceptDictionary, corpus: PathLike, split: nump
                           ) -> Tuple[PairSet, Dict[str, int]]:
     """Mention-vs-name training pairs from the gold mentions of `corpus`, train-split
     concepts only (see the module docstring). Returns the pairs and what was left out."""
+    from ..linker.find import the_linker
     from ..linker.policy import Mention
     from ..linker.stages.verifier import best_name_finder
     from .data import corpus_mention_pairs
@@ -374,7 +377,7 @@ def corpus_training_pairs(full: ConceptDictionary, corpus: PathLike, split: nump
     train = sub_dictionary(full, by_split[0], source=f"{full!r}, train-split names")
     # corpus_mention_pairs has split composites already; the whole text is queried.
     nlp = tfidf_linker(train, split_composites=False)
-    linker = nlp.get_pipe("bio_linker")
+    linker = the_linker(nlp)
     best_name_of = best_name_finder(train, linker.normalizer.mention)
     # A mention spelled like a dev or test name would put that name in a train pair.
     held_out_keys = {linker.linker.query_key(name) for s in (1, 2) for names in by_split[s].values()

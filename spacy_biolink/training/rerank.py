@@ -229,9 +229,11 @@ def dev_acc_at_1(ranked: Sequence[Sequence[Tuple[int, float]]], golds: Sequence[
 
 
 def load_retriever(config):
-    """(nlp, its bio_linker): the pipeline at [paths] retriever, or a TF-IDF linker over
-    [paths] dictionary built in memory."""
+    """(nlp, its bio_linker): the pipeline at [paths] retriever (its linker named by
+    [paths] retriever_linker when it has several), or a TF-IDF linker over [paths]
+    dictionary built in memory."""
     from ..evaluation.gold_mentions import find_linker
+    from ..linker.find import the_linker
 
     value = config.get("paths", {}).get("retriever")
     if value not in (None, "", "null"):
@@ -241,7 +243,10 @@ def load_retriever(config):
         if not path.is_dir():
             raise BioLinkError(Errors.E533.format(path=path, reason="no such directory"))
         nlp = load_linker_pipeline(path)
-        return nlp, find_linker(nlp, path)
+        name = config.get("paths", {}).get("retriever_linker")
+        return nlp, the_linker(nlp, None if name in ("", "null") else name,
+                               command="train (reranker)", path=path,
+                               how="--paths.retriever_linker NAME")
     from ..linker.pipeline import init_linker
 
     nlp = init_linker(None, require_path(config, "dictionary"))
