@@ -17,7 +17,7 @@ from spacy_biolink.index import (BlockedPrunedSparseIndex, SparseIndex, WordAuto
 from spacy_biolink.index.word_index import usable_cores
 from spacy_biolink.index.word_postings import WordPostings
 
-from .conftest import doc_with_ents, make_linker_nlp
+from .conftest import doc_with_ents, make_linker_nlp, record_kernel_threads
 from .test_pruned_index import WORDS, _backed_by_memmap
 
 
@@ -155,12 +155,19 @@ def test_below_min_names_the_default_searches_exactly(tiny_dictionary):
     assert not index.prunes and index.words is None
 
 
-def test_threads_give_the_same_results_and_bad_counts_are_refused(data):
+def test_threads_give_the_same_results_and_bad_counts_are_refused(data, monkeypatch):
+    from spacy_biolink.index import block_kernels
+
     *_, queries = data
     one = word_index(data, candidates=100, n_threads=1)
     two = word_index(data, candidates=100, n_threads=2)
     many = sparse.vstack([queries] * 2, format="csr")  # enough rows for two threads
-    for a, b in zip(one.search(many, 10), two.search(many, 10)):
+    want = one.search(many, 10)
+    threads = record_kernel_threads(monkeypatch, block_kernels, "_blocked_candidates", 2)
+    got = two.search(many, 10)
+    monkeypatch.undo()
+    assert len(threads) == 2
+    for a, b in zip(got, want):
         numpy.testing.assert_array_equal(a, b)
     for value in (-1, 1.5, "2", True):
         with pytest.raises(BioLinkError, match="E223"):
