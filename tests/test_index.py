@@ -266,8 +266,10 @@ def test_auto_faiss_index_is_exact_below_its_threshold_and_ivf_sq8_above(tmp_pat
     large.build(vectors)
     assert large.kind == "ivfsq"
     scores, ids = large.search(queries, 10)
-    assert numpy.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, expected[1])]) > 0.95
-    assert numpy.abs(scores - expected[0]).max() < 0.05
+    # Measured: recall@10 0.984, largest score error 0.0217.
+    assert numpy.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, expected[1])]) == \
+        pytest.approx(0.984, abs=0.005)
+    assert numpy.abs(scores - expected[0]).max() == pytest.approx(0.0217, abs=0.005)
     # Saved and loaded through the registered name: the kind chosen at build comes back.
     large.to_disk(tmp_path / "index")
     block = {"@misc": "spacy-biolink.AutoFaissIndex.v1", "min_names": 10 ** 9, "nprobe": 16}
