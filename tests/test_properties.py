@@ -129,6 +129,41 @@ def test_sparse_index_against_the_exact_search(name, pruning, exhaustive, names,
     numpy.testing.assert_array_equal(complete[0], exact[0])
 
 
+def touched_names(index, queries, rows):
+    """Per query, the names the index reads candidates from: those sharing a kept n-gram
+    with the pruned query (coverage), or holding a posted word within word_threshold."""
+    from spacy_biolink.index.pruned import prune_queries
+
+    if getattr(index, "words", None) is not None:
+        words = index.words.word_queries(queries, index.word_threshold)
+        partial = words @ index.words.postings
+    else:
+        partial = prune_queries(queries, index.coverage) @ rows.T
+    return [set(numpy.flatnonzero(row).tolist()) for row in partial.toarray() > 0]
+
+
+@pytest.mark.parametrize("name,pruning", [(n, p) for n, p, _ in SPARSE_INDEXES],
+                         ids=[entry[0].split(".", 1)[1] for entry in SPARSE_INDEXES])
+@FAST
+@given(names=names_strategy, queries=queries_strategy, k=st.integers(1, 8))
+def test_with_room_for_every_candidate_the_pruned_search_is_exact_over_what_it_reads(
+        name, pruning, names, queries, k):
+    """With `candidates` above the names' count, the pruned path (n-gram or word
+    candidates) returns exactly the exact search's ranking restricted to the names it
+    reads: every candidate kernel must hand over all of them."""
+    vectorizer, rows, query_rows = tfidf(names, queries)
+    index = built_sparse(name, dict(pruning, candidates=1000), names, rows, vectorizer)
+    assert index.prunes
+    scores, ids = index.search(query_rows, k)
+    full_scores, full_ids = exact_search(rows, query_rows, len(names))
+    for i, touched in enumerate(touched_names(index, query_rows, rows)):
+        keep = [j for j, name_id in enumerate(full_ids[i]) if name_id in touched][:k]
+        n = len(keep)
+        assert ids[i, :n].tolist() == full_ids[i, keep].tolist()
+        numpy.testing.assert_array_equal(scores[i, :n], full_scores[i, keep])
+        assert (ids[i, n:] == -1).all()
+
+
 @FAST
 @given(names=names_strategy, queries=queries_strategy, threshold=st.floats(0.05, 1.0))
 def test_word_candidates_hold_every_one_word_name_near_the_query(names, queries, threshold):
