@@ -5,7 +5,9 @@ indexes and the ConceptDictionary.
 What "the same result" means is stated per index: the sparse indexes rescore their
 candidates exactly, so whatever they return is scored as the exact search scores it and
 their i-th best can only fall short of the exact i-th best; with settings that read
-everything they return the exact search's answer bit for bit. IVF-SQ8 stores 8-bit codes,
+everything (or with room for every candidate they read) they return the exact search's
+answer bit for bit; the word index has no such setting, so its recall guarantee is checked
+instead. IVF-SQ8 stores 8-bit codes,
 so its scores are exact within the quantization step. HNSW has no setting that guarantees
 an exhaustive search, so only what it returns is checked.
 """
@@ -51,6 +53,7 @@ def tfidf(names, queries):
 
 
 def exact_search(rows, queries, k):
+    """SparseIndex.v1's (scores, ids) for the queries: the reference."""
     index = build("spacy-biolink.SparseIndex.v1")
     index.build(rows)
     return index.search(queries, k)
@@ -99,6 +102,7 @@ SPARSE_INDEXES = [
 
 
 def built_sparse(name, settings_, names, rows, vectorizer):
+    """A sparse index from its builder over `rows`, with word postings where it has them."""
     index = build(name, **settings_)
     index.build(rows)
     if hasattr(index, "add_words"):
@@ -194,6 +198,7 @@ dense_strategy = st.integers(8, 80).flatmap(lambda n: st.tuples(
 
 
 def dense_rows(data):
+    """dense_strategy's lists as float32 (vectors, queries)."""
     vectors, queries = (numpy.array(x, dtype=numpy.float32) for x in data)
     return vectors, queries
 
