@@ -1,3 +1,4 @@
+import threading
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,27 @@ def torch_one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+def record_kernel_threads(monkeypatch, module, name: str, n_threads: int) -> set:
+    """Wrap the kernel `module.name`, which a search calls from each of its threads, so
+    that each thread's first call waits for `n_threads` distinct threads to arrive; returns
+    the set of their thread ids, filled as they call. A search run on fewer threads (or on
+    the caller's alone) breaks the wait after 10 s with BrokenBarrierError, so a test
+    using this fails unless the search really split its rows over `n_threads` threads
+    running at once."""
+    kernel = getattr(module, name)
+    barrier = threading.Barrier(n_threads, timeout=10)
+    seen = set()
+    lock = threading.Lock()
+
+    def counted(*args):
+        with lock:
+            first = threading.get_ident() not in seen
+            seen.add(threading.get_ident())
+        if first:
+            barrier.wait()
+        return kernel(*args)
+
+    monkeypatch.setattr(module, name, counted)
+    return seen

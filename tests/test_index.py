@@ -5,6 +5,8 @@ from scipy import sparse
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.index import FaissIndex, SparseIndex, top_k
 
+from .conftest import record_kernel_threads
+
 
 def brute_force(scores, k, min_score=-numpy.inf):
     out = []
@@ -36,7 +38,6 @@ def test_top_k_matches_brute_force_with_many_ties():
 
 
 def test_sparse_index_exact_and_chunk_independent():
-    rng = numpy.random.default_rng(1)
     names = sparse.random(300, 50, density=0.1, format="csr", random_state=2, dtype="f")
     queries = sparse.random(37, 50, density=0.2, format="csr", random_state=3, dtype="f")
     dense_scores = (queries @ names.T).toarray()
@@ -44,11 +45,17 @@ def test_sparse_index_exact_and_chunk_independent():
     for chunk in (1, 5, 256):
         index = SparseIndex(chunk_size=chunk)
         index.build(names)
-        _, ids = index.search(queries, 7)
+        scores, ids = index.search(queries, 7)
         assert [[j for j in row if j >= 0] for row in ids.tolist()] == expected
+        found = ids >= 0
+        numpy.testing.assert_allclose(
+            scores[found], dense_scores[numpy.nonzero(found)[0], ids[found]], rtol=1e-6)
+        assert (scores[~found] == 0).all()
     restored = SparseIndex().from_bytes(index.to_bytes())
-    assert (restored.search(queries, 7)[1] == ids).all()
-    assert rng is not None
+    assert restored.n_vectors == 300
+    restored_scores, restored_ids = restored.search(queries, 7)
+    numpy.testing.assert_array_equal(restored_ids, ids)
+    numpy.testing.assert_array_equal(restored_scores, scores)
 
 
 @pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
@@ -161,7 +168,9 @@ def test_sparse_kernel_empty_rows_padding_and_large_k():
     assert index.search(queries[:0], 5)[1].shape == (0, 5)
 
 
-def test_sparse_kernel_is_batch_chunk_and_thread_independent():
+def test_sparse_kernel_is_batch_chunk_and_thread_independent(monkeypatch):
+    from spacy_biolink.index import kernels
+
     rng = numpy.random.default_rng(9)
     names = _random_csr(rng, 2000, 80, 0.05, levels=4)
     queries = _random_csr(rng, 600, 80, 0.1, levels=4)
@@ -170,7 +179,10 @@ def test_sparse_kernel_is_batch_chunk_and_thread_independent():
     expected = _scipy_reference(index, queries, 12)
     for n_threads in (1, 3):
         index.n_threads = n_threads
+        threads = record_kernel_threads(monkeypatch, kernels, "_search_rows", n_threads)
         scores, ids = index.search(queries, 12)
+        monkeypatch.undo()
+        assert len(threads) == n_threads
         assert (ids == expected[1]).all() and (scores == expected[0]).all()
     index.n_threads = 1
     one_by_one = [index.search(queries[i:i + 1], 12)[1][0] for i in (0, 255, 256, 599)]
@@ -254,8 +266,10 @@ def test_auto_faiss_index_is_exact_below_its_threshold_and_ivf_sq8_above(tmp_pat
     large.build(vectors)
     assert large.kind == "ivfsq"
     scores, ids = large.search(queries, 10)
-    assert numpy.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, expected[1])]) > 0.95
-    assert numpy.abs(scores - expected[0]).max() < 0.05
+    # Measured: recall@10 0.984, largest score error 0.0217.
+    assert numpy.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, expected[1])]) == \
+        pytest.approx(0.984, abs=0.005)
+    assert numpy.abs(scores - expected[0]).max() == pytest.approx(0.0217, abs=0.005)
     # Saved and loaded through the registered name: the kind chosen at build comes back.
     large.to_disk(tmp_path / "index")
     block = {"@misc": "spacy-biolink.AutoFaissIndex.v1", "min_names": 10 ** 9, "nprobe": 16}

@@ -69,7 +69,9 @@ def test_pruned_search_finds_the_exact_top_10_and_scores_exactly(rows):
     pruned.build(names)
     scores, ids = pruned.search(queries, 10)
     exact_scores, exact_ids = exact(names).search(queries, 10)
-    assert tie_aware_recall(scores, exact_scores, exact_ids, 10) >= 0.99
+    # Measured: 0.9967 (2 of 600 exact top-10 names missed).
+    assert tie_aware_recall(scores, exact_scores, exact_ids, 10) == \
+        pytest.approx(0.9967, abs=0.005)
     # What is returned is scored as the exact search scores it, best first.
     full = (queries @ names.T).toarray()
     found = ids >= 0

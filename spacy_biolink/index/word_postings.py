@@ -154,8 +154,12 @@ class WordPostings:
         n_words = len(arrays["words_indptr"]) - 1
         postings = sparse.csr_matrix((arrays["words_data"], arrays["words_indices"],
                                       arrays["words_indptr"]), shape=(n_words, n_names))
-        grams = sparse.csr_matrix((arrays["word_grams_data"], arrays["word_grams_indices"],
-                                   arrays["word_grams_indptr"]), shape=(n_features, n_words))
+        # The word kernel writes nothing but takes writable arrays only, and from_bytes
+        # gives read-only ones: copied (n-grams x words, small; not memory-mapped anyway).
+        grams = sparse.csr_matrix((numpy.array(arrays["word_grams_data"]),
+                                   numpy.array(arrays["word_grams_indices"]),
+                                   numpy.array(arrays["word_grams_indptr"])),
+                                  shape=(n_features, n_words))
         return cls(postings, grams)
 
 

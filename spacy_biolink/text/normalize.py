@@ -20,9 +20,10 @@ _PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]")
 
 # British spellings the dictionaries (MeSH, MEDIC) only have in their American form:
 # haemorrhage, anaemia, oedema, diarrhoea, leucopenia, tumour, sulphonamide. Folded
-# text only (lowercase, so the rules need no case variants).
+# text only (lowercase, so the rules need no case variants). "[ao]+e", not "ae|oe": a
+# run such as "aoe" must fold to "e" at once, or folding folded text would change it.
 _SPELLING_VARIANTS = [
-    (re.compile(r"ae|oe"), "e"),
+    (re.compile(r"[ao]+e"), "e"),
     (re.compile(r"\bleuc"), "leuk"),
     # Not "four", "hour", "your": three letters before the ending.
     (re.compile(r"(?<=[a-z]{3})our\b"), "or"),
