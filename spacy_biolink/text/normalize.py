@@ -20,10 +20,11 @@ _PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]")
 
 # British spellings the dictionaries (MeSH, MEDIC) only have in their American form:
 # haemorrhage, anaemia, oedema, diarrhoea, leucopenia, tumour, sulphonamide. Folded
-# text only (lowercase, so the rules need no case variants). "[ao]+e", not "ae|oe": a
-# run such as "aoe" must fold to "e" at once, or folding folded text would change it.
+# text only (lowercase, so the rules need no case variants). A run such as "aoe" folds to
+# "ae", and folding that again gives "e": MentionNormalizer.v1 is frozen as it is (no
+# dictionary name has such a run), so nothing folds an already folded text.
 _SPELLING_VARIANTS = [
-    (re.compile(r"[ao]+e"), "e"),
+    (re.compile(r"ae|oe"), "e"),
     (re.compile(r"\bleuc"), "leuk"),
     # Not "four", "hour", "your": three letters before the ending.
     (re.compile(r"(?<=[a-z]{3})our\b"), "or"),
