@@ -325,7 +325,7 @@ def link_corpus_mentions(nlp, full: ConceptDictionary, corpus: PathLike, *,
                 category = "linkable"
             out.categories.append(category)
             out.golds.append(golds)
-            mentions.append(Mention(doc, m.start, m.end, m.text))
+            mentions.append(Mention(doc, m.start, m.end, m.text, m.type))
     for mention_links in linker.link(mentions, k=k):
         text, candidates = mention_links[0]  # the whole mention: composites stay whole
         out.keys.append(linker.linker.query_key(text))
@@ -386,6 +386,8 @@ def corpus_training_pairs(full: ConceptDictionary, corpus: PathLike, split: nump
     stats = {"mentions": len(mentions), "held_out_concept": 0, "held_out_name": 0,
              "no_key": 0}
     gold_of_key: Dict[str, Set[int]] = {}
+    # One mention text per key, linked as written: linking folds it to the key itself.
+    text_of_key: Dict[str, str] = {}
     for text, c in zip(mentions.texts, mentions.concepts):
         key = linker.linker.query_key(text)
         if not key:
@@ -398,9 +400,10 @@ def corpus_training_pairs(full: ConceptDictionary, corpus: PathLike, split: nump
             gold = train.concept_index(full.primary_id(c))
             if gold is not None and train.names_of(gold):
                 gold_of_key.setdefault(key, set()).add(gold)
+                text_of_key.setdefault(key, text)
     keys = sorted(gold_of_key)
     found = {key: links[0][1] for key, links in
-             zip(keys, linker.link([Mention.of_text(key) for key in keys], k))}
+             zip(keys, linker.link([Mention.of_text(text_of_key[key]) for key in keys], k))}
     pairs = PairSet()
     for key in keys:
         golds = gold_of_key[key]
