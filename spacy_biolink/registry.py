@@ -514,3 +514,34 @@ def build_cross_encoder_reranker_stage(model, k: int = 10, temperature: float = 
     check_model(model, role="reranker", where="bio_linker reranker stage")
     return Reranker(model, k=k, temperature=temperature, context_chars=context_chars,
                     cache_size=cache_size)
+
+
+@registry.misc("spacy-biolink.LearnedReranker.v1")
+def build_learned_reranker(k: int = 20, temperature: float = 1.0,
+                           nil_threshold: Optional[float] = None):
+    """Registered `spacy-biolink.LearnedReranker.v1`: LightGBM lambdarank over features of
+    each mention's first k candidates (linker/stages/learned_reranker.py) as a stage;
+    scores become probabilities at `temperature`, and a mention whose top probability is
+    under `nil_threshold` (null: never) is NIL. Its trained model travels with the
+    pipeline (LightGBM's text format)."""
+    from .linker.stages.learned_reranker import LearnedReranker
+
+    return LearnedReranker(k=k, temperature=temperature, nil_threshold=nil_threshold)
+
+
+@registry.misc("spacy-biolink.LearnedRerankerTrainer.v1")
+def build_learned_reranker_trainer(k: int = 20, num_leaves: int = 15,
+                                   learning_rate: float = 0.05, max_rounds: int = 500,
+                                   early_stopping_rounds: int = 50, min_data_in_leaf: int = 20,
+                                   nil_precision: Optional[float] = None, threads: int = 0,
+                                   linker_name: Optional[str] = None):
+    """Registered `spacy-biolink.LearnedRerankerTrainer.v1`: trains the learned reranker
+    on a saved linker's candidates of [paths] train, early-stopped on [paths] dev
+    (training/learned_rerank.py)."""
+    from .training.learned_rerank import LearnedRerankerTrainer
+
+    return LearnedRerankerTrainer(k=k, num_leaves=num_leaves, learning_rate=learning_rate,
+                                  max_rounds=max_rounds,
+                                  early_stopping_rounds=early_stopping_rounds,
+                                  min_data_in_leaf=min_data_in_leaf, nil_precision=nil_precision,
+                                  threads=threads, linker_name=linker_name)

@@ -209,19 +209,27 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                                         **stage, "model": model_config}
         trained_stages["verifier"] = str(verifier)
     if reranker is not None:
-        from .stages.reranker import trained_settings as reranker_settings
+        from .stages.learned_reranker import is_learned_reranker_dir, read_trained
 
-        model_config, stage = reranker_settings(reranker)
-        linker["stages"]["reranker"] = {"@misc": "spacy-biolink.CrossEncoderRerankerStage.v1",
-                                        **stage, "model": model_config}
+        if is_learned_reranker_dir(reranker):
+            _, stage, _ = read_trained(reranker)
+            linker["stages"]["reranker"] = {"@misc": "spacy-biolink.LearnedReranker.v1", **stage}
+        else:
+            from .stages.reranker import trained_settings as reranker_settings
+
+            model_config, stage = reranker_settings(reranker)
+            linker["stages"]["reranker"] = {
+                "@misc": "spacy-biolink.CrossEncoderRerankerStage.v1", **stage,
+                "model": model_config}
         trained_stages["reranker"] = str(reranker)
     if trained_stages:
         from ..io.safe_models import check_model_config
 
         for name, path in trained_stages.items():
-            role = "verifier" if name == "verifier" else "reranker"
-            check_model_config(linker["stages"][name]["model"], role=role,
-                               where=f"{path} [model]")
+            if "model" in linker["stages"][name]:
+                role = "verifier" if name == "verifier" else "reranker"
+                check_model_config(linker["stages"][name]["model"], role=role,
+                                   where=f"{path} [model]")
         config["initialize"]["components"]["bio_linker"]["stages"] = trained_stages
     linker["index"] = _index_block(index_config, overrides)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
