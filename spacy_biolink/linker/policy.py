@@ -300,8 +300,11 @@ class LinkingPolicy:
         self._cache.clear()
 
     def clear_cache(self) -> None:
-        """Forget every cached query result (benchmarks that time cold passes)."""
+        """Forget every cached query result, the stages' too (benchmarks that time cold
+        passes)."""
         self._cache.clear()
+        for stage in self.stages.values():
+            stage.clear_cache()
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
         """Encode texts in batches (sparse rows or a dense float32 array)."""

@@ -49,6 +49,9 @@ class Stage:
         """Read the weights of a trained stage directory into this stage."""
         raise NotImplementedError
 
+    def clear_cache(self) -> None:
+        """Forget what the stage remembers across batches (none by default)."""
+
 
 def check_stages(stages: Optional[Dict]) -> Dict[str, Stage]:
     """The stages setting as an ordered dict of name -> stage; E165 for anything else."""

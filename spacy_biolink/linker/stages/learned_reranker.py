@@ -63,6 +63,7 @@ class _ConceptView:
         self.log_names = numpy.log1p(numpy.bincount(dictionary.name_concepts,
                                                     minlength=dictionary.n_concepts))
         self._names: Dict[int, List[Tuple[str, frozenset]]] = {}
+        self._lexical: Dict[Tuple[str, int], Tuple[float, float, float, float]] = {}
 
     def names(self, concept: int) -> List[Tuple[str, frozenset]]:
         found = self._names.get(concept)
@@ -73,6 +74,29 @@ class _ConceptView:
                 found.append((folded, _trigrams(folded)))
             if len(self._names) < 500_000:
                 self._names[concept] = found
+        return found
+
+    def lexical(self, key: str, key_tokens: set, key_grams: frozenset, concept: int
+                ) -> Tuple[float, float, float, float]:
+        """exact_name, token_jaccard, trigram_jaccard, length_ratio of a query key against
+        a concept's closest name; remembered per (key, concept), since a batch (and a
+        corpus) asks for the same pairs again."""
+        found = self._lexical.get((key, concept))
+        if found is not None:
+            return found
+        names = self.names(concept)
+        exact = float(any(folded == key for folded, _ in names))
+        if names:
+            folded, grams = max(names, key=lambda n: _jaccard(key_grams, n[1]))
+            tokens = set(folded.split())
+            found = (exact, len(key_tokens & tokens) / (len(key_tokens | tokens) or 1),
+                     _jaccard(key_grams, grams),
+                     min(len(key), len(folded)) / (max(len(key), len(folded)) or 1))
+        else:
+            found = (exact, 0.0, 0.0, 0.0)
+        if len(self._lexical) >= 1_000_000:
+            self._lexical.clear()
+        self._lexical[(key, concept)] = found
         return found
 
     def types(self, concept: int) -> List[str]:
@@ -147,16 +171,8 @@ class LearnedReranker(Stage):
                 rates = self.label_types.get(mention.label or "", {})
                 own_top = {candidates[0][0]}
                 for rank, (concept, score) in enumerate(candidates):
-                    names = view.names(concept)
-                    exact = float(any(folded == key for folded, _ in names))
-                    if names:
-                        folded, grams = max(names, key=lambda n: _jaccard(key_grams, n[1]))
-                        trigram = _jaccard(key_grams, grams)
-                        tokens = set(folded.split())
-                        token = len(key_tokens & tokens) / (len(key_tokens | tokens) or 1)
-                        length = min(len(key), len(folded)) / (max(len(key), len(folded)) or 1)
-                    else:
-                        trigram = token = length = 0.0
+                    exact, token, trigram, length = view.lexical(key, key_tokens, key_grams,
+                                                                 concept)
                     types = view.types(concept)
                     type_rate = max((rates.get(t, 0.0) for t in types), default=math.nan) \
                         if rates else math.nan
@@ -207,6 +223,10 @@ class LearnedReranker(Stage):
                 new_parts.append((text, ranked))
             out.append(new_parts)
         return out
+
+    def clear_cache(self) -> None:
+        """Forget the names and lexical features computed so far."""
+        self._view = None
 
     # Weights ----------------------------------------------------------------
 

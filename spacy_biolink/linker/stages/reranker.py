@@ -209,6 +209,10 @@ class Reranker(Stage):
         """Every part's candidates reranked in its mention's context, in one model call."""
         return rerank_mention_links(linker, self, mentions, links)
 
+    def clear_cache(self) -> None:
+        """Forget the pair logits scored so far."""
+        self._cache.clear()
+
     def state_to_bytes(self) -> bytes:
         """The model's weights; k, temperature and the context width are the stage's config."""
         return self.model.to_bytes()
