@@ -699,6 +699,41 @@ def build_table(ours: Dict, sci: Dict) -> Tuple[str, List[Dict]]:
     return "\n".join(out), records
 
 
+def write_ours_only(args, meta: Dict, ours: Dict) -> int:
+    """--ours-only: our column of the table, no scispaCy and no ratios."""
+    ours.pop("predictions", None)
+    rows = [
+        ("build s (dictionary file -> index)", ours["build_s"]),
+        ("save s", ours["save_s"]),
+        ("load s, fresh process, best", ours["load"]["best_s"]),
+        ("load s, fresh process, first", ours["load"]["first_s"]),
+        ("link mentions/s, first (cold)", ours["link"]["first_mentions_per_s"]),
+        ("link mentions/s, best", ours["link"]["best_mentions_per_s"]),
+        ("acc@1", ours["accuracy"]["acc_at_1"]),
+        ("link mentions/s, best, ours with scispaCy's stages only",
+         ours["link_same_stages"]["best_mentions_per_s"]),
+        ("acc@1, ours with scispaCy's stages only", ours["link_same_stages"]["accuracy"]["acc_at_1"]),
+        ("peak RSS MB (build+save+load+link)", ours["peak_rss_mb"]),
+        ("peak RSS MB (load-only process)", ours["load"]["peak_rss_mb"]),
+        ("on-disk MB", ours["disk_bytes"] / 1e6),
+        ("names indexed", ours["n_names_indexed"]),
+    ]
+    out = ["| metric | ours |", "|---|---:|"]
+    for name, value in rows:
+        out.append(f"| {name} | " + (f"{value:.4f}" if name.startswith("acc@1") else
+                                      f"{value:,.0f}" if isinstance(value, int) or "mentions/s" in name
+                                      else f"{value:.2f}") + " |")
+    table = "\n".join(out)
+    print(table)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps({
+        "meta": meta, "mentions": ours["mentions"], "ours": ours, "scispacy": None,
+        "skipped": "scispacy: --ours-only", "table_markdown": table,
+        "table": [{"metric": name, "ours": value} for name, value in rows]}, indent=2))
+    log(f"wrote {args.output}")
+    return 0
+
+
 def run_child(system: str, args, work: Path, env: Dict[str, str]) -> Dict:
     result_path = work / f"{system}.json"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--only", system,
@@ -740,6 +775,9 @@ def main(argv=None) -> int:
     p.add_argument("--ours-pipeline", type=Path,
                    help="our saved pipeline for --interleave (built here by init-linker "
                         "once when absent)")
+    p.add_argument("--ours-only", action="store_true",
+                   help="time our linker alone (where scispaCy is not installed): the table "
+                        "has no scispaCy column and no ratios")
     p.add_argument("--only", choices=SYSTEMS, help=argparse.SUPPRESS)
     p.add_argument("--child-output", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--work-dir", type=Path, help=argparse.SUPPRESS)
@@ -781,13 +819,16 @@ def main(argv=None) -> int:
     log(f"machine: {meta['machine']}")
     env = thread_env(args.threads)
     work = Path(tempfile.mkdtemp(prefix="bench_vs_scispacy_"))
+    systems = ("ours",) if args.ours_only else SYSTEMS
     try:
-        results = {s: run_child(s, args, work, env) for s in SYSTEMS}
+        results = {s: run_child(s, args, work, env) for s in systems}
     finally:
         if args.keep_artifacts:
             log(f"artefacts kept in {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+    if args.ours_only:
+        return write_ours_only(args, meta, results["ours"])
     ours, sci = results["ours"], results["scispacy"]
     if ours["mentions"]["sha1"] != sci["mentions"]["sha1"]:
         raise SystemExit("the two systems did not get the same mention set")

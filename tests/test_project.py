@@ -303,3 +303,48 @@ def test_a_config_without_a_dictionary_fails_clearly_when_initialized():
         load_config(ROOT / "configs" / "linker_tfidf.cfg"), auto_fill=True)
     with pytest.raises(BioLinkError, match=r"E900.*--paths.dictionary"):
         nlp.initialize()
+
+
+def _headline():
+    """benchmarks/headline.py, the `bench` workflow's script, as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("headline", ROOT / "benchmarks" / "headline.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_suite_reports_measured_beside_recorded_and_says_what_it_skips(tmp_path):
+    """`spacy project run bench`'s last steps on made-up outputs: a figure that matches
+    reads "reproduced", one that does not gives the difference, BC5CDR absent from the
+    data dir and scispaCy not installed are skipped by name, a missing file is named."""
+    headline = _headline()
+    project = srsly.read_yaml(ROOT / "project.yml")
+    assert project["workflows"]["bench"][-3:] == ["bench-bc5cdr", "bench-speed", "bench-report"]
+
+    metrics = tmp_path / "metrics"
+    assert headline.main(["bc5cdr", "--dictionary", "unused.txt", "--data-dir", str(tmp_path / "nodata"),
+                          "--linker", str(tmp_path / "linker"),
+                          "--output", str(metrics / "bench" / "bc5cdr_tfidf_test.json")]) == 0
+    assert not (tmp_path / "linker").exists()
+    srsly.write_json(metrics / "tfidf_test.json", {"acc@1": 0.8708, "acc@5": 0.9437,
+                                                   "strict": {"acc@1": 0.8656, "acc@5": 0.93}})
+    srsly.write_json(metrics / "tfidf_dev.json", {"acc@1": 0.8793, "acc@5": 0.9, "strict": {"acc@1": 0.87}})
+    srsly.write_json(metrics / "bench" / "vs_scispacy.json", {
+        "scispacy": None, "skipped": "skipped: scispacy not installed",
+        "ours": {"build_s": 2.0, "load": {"best_s": 0.4}, "accuracy": {"acc_at_1": 0.7646},
+                 "link": {"best_mentions_per_s": 4177.0},
+                 "link_same_stages": {"best_mentions_per_s": 6117.0}}})
+    assert headline.main(["report", "--metrics", str(metrics), "--output", str(metrics / "bench.md")]) == 0
+
+    rows = {r["id"]: r for r in srsly.read_json(metrics / "bench.json")["rows"]}
+    assert rows["ncbi_test_acc1"]["status"] == "reproduced"
+    assert rows["ncbi_test_strict_acc1"]["status"] == "differs by -0.0021"
+    assert rows["bc5cdr_test_acc1"]["status"].startswith("skipped: BC5CDR not found")
+    assert rows["e2e_ner_f"]["status"].startswith("skipped:") and "e2e_test.json" in rows["e2e_ner_f"]["status"]
+    assert rows["speed_ratio"]["status"] == "skipped: scispacy not installed"
+    assert rows["speed_ours"]["measured"] == 4177.0 and "0.50x" in rows["speed_ours"]["status"]
+    assert rows["scale_10m"]["measured"] is None
+    table = (metrics / "bench.md").read_text()
+    assert "| 0.8708 | 0.8708 | reproduced |" in table and "| 5.32x | - |" in table

@@ -102,7 +102,7 @@ def decode_line(path: PathLike, line_no: int, data: bytes) -> str:
 
 
 # Lines are decoded and split a block at a time (in C): per-line decoding in Python made
-# reading 1.8x slower than text mode (benchmarks/bench_file_reading.py).
+# reading 1.8x slower than text mode (benchmarks/exploration/bench_file_reading.py).
 _BLOCK_SIZE = 1 << 20
 
 

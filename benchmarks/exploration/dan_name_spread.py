@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """How far a trained CCA+DAN leaves training names from their concept's target.
 
-    python benchmarks/dan_name_spread.py training/paper/dan_synonyms
+    python benchmarks/exploration/dan_name_spread.py training/paper/dan_synonyms
 
 L_proto pulls the mean encoding of a random share of a concept's names towards the
 concept's CCA-projected prototype. This prints, in the DAN's output space, each training

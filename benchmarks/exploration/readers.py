@@ -13,9 +13,9 @@ process, so its peak RSS (ru_maxrss) is that reader's alone:
   obo              load_dictionary(file, "obo")
   obo-fastobo / obo-pronto / obo-obonet   the bare parsers on the same file
 
-    python benchmarks/readers.py --workdir /tmp/readers --strings 1000000 3000000 \
+    python benchmarks/exploration/readers.py --workdir /tmp/readers --strings 1000000 3000000 \
         --terms 100000 [--parsers] [--output readers.json]
-    python benchmarks/readers.py --workdir /tmp/readers --strings 10000000 \
+    python benchmarks/exploration/readers.py --workdir /tmp/readers --strings 10000000 \
         --umls-kinds umls-stream --terms 0
 """
 import argparse

@@ -6,7 +6,7 @@ Concepts are drawn from the verifiers' held-out test split (`--concepts test`, t
 default: no name was seen in training) or from all of MEDIC (`--concepts all`, the
 issue's first measurement, where most names were training names).
 
-    python benchmarks/verifier_pair_sample.py training/paper/verifier_subword_last4 \\
+    python benchmarks/exploration/verifier_pair_sample.py training/paper/verifier_subword_last4 \\
         --output benchmarks/results/verifier_pair_sample.json
 """
 import argparse
@@ -14,7 +14,7 @@ import json
 import random
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 
 

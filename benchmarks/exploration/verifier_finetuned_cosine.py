@@ -3,7 +3,7 @@ verifiers' held-out pairs, on this machine's CPU.
 
 Issue 23's remaining target is a held-out-concept pair AUC of 0.90; the static-subword
 verifier reaches 0.82 and the untrained MiniLM cosine 0.72
-(benchmarks/verifier_pretrained_cosine.py). This script fine-tunes the backbone
+(benchmarks/exploration/verifier_pretrained_cosine.py). This script fine-tunes the backbone
 (`spacy-biolink.TransformerEncoder.v1`, mean pooling) on the train-split concepts of a
 trained verifier's pair split, SapBERT-style: each step takes `--batch` synonym pairs
 and one hard negative per anchor (the TF-IDF-closest name of another concept, the
@@ -12,7 +12,7 @@ and hard negatives. Every `--eval-every` steps it prints the dev-pair AUC of the
 (the dev pairs decide nothing here; they show the curve), and at the end the dev and
 test AUC overall and by negative kind. Nothing is saved but the JSON.
 
-    python benchmarks/verifier_finetuned_cosine.py /tmp/v23/runs/sub_last4 --steps 600 \\
+    python benchmarks/exploration/verifier_finetuned_cosine.py /tmp/v23/runs/sub_last4 --steps 600 \\
         --output benchmarks/results/issue23/finetuned_cosine.json
 """
 import argparse
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 
 

@@ -1,6 +1,6 @@
 """Try bad inputs and outputs as a user would, and count the outcomes (issue 19).
 
-    PYTHONPATH=$PWD python benchmarks/probe_bad_inputs.py [--verbose]
+    PYTHONPATH=$PWD python benchmarks/exploration/probe_bad_inputs.py [--verbose]
 
 Each case runs one CLI command in-process (typer's CliRunner) or one reader call, and is
 sorted into: clear (non-zero exit, a coded [E###] message, no traceback), wrong error (a

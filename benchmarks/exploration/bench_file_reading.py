@@ -2,7 +2,7 @@
 with path:line errors, BOM, gzip by magic bytes, control characters rejected) and
 read_medic, against the text-mode reader they replace (io.TextIOWrapper over gzip.open).
 
-    PYTHONPATH=$PWD python benchmarks/bench_file_reading.py [--lines 2000000]
+    PYTHONPATH=$PWD python benchmarks/exploration/bench_file_reading.py [--lines 2000000]
 
 The file is MEDIC's lines repeated, written once plain and once gzipped.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from spacy_biolink.kb.readers import dictionaries
 
-ASSET = Path(__file__).resolve().parents[1] / "assets" / "medic_06Jul2012.txt.gz"
+ASSET = Path(__file__).resolve().parents[2] / "assets" / "medic_06Jul2012.txt.gz"
 
 
 def old_lines(path: Path):

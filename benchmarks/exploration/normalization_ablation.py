@@ -14,7 +14,7 @@ dictionary), short_forms (resolved short forms added too; needs augmentation), p
 
 Usage (from the repository root):
 
-    python benchmarks/normalization_ablation.py --data-dir ../shared/data \
+    python benchmarks/exploration/normalization_ablation.py --data-dir ../shared/data \
         --corpora ncbi bc5cdr-disease bc5cdr-chemical --output benchmarks/results/ablation.md
 """
 import argparse

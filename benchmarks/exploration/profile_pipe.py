@@ -2,7 +2,7 @@
 """cProfile of the linking pass that bench_vs_scispacy.py times (`nlp.pipe` over docs whose
 doc.ents are the gold mentions, LRU cache cleared), on a saved pipeline.
 
-    python benchmarks/profile_pipe.py --pipeline DIR \
+    python benchmarks/exploration/profile_pipe.py --pipeline DIR \
         --corpus ../shared/data/ncbi_disease/NCBItestset_corpus.txt [--dictionary FILE]
 
 Builds and saves the default pipeline to DIR first if DIR does not exist (--dictionary).
@@ -17,7 +17,7 @@ import time
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench_vs_scispacy.py
 from bench_vs_scispacy import make_docs, prepare_mentions  # noqa: E402
 
 

@@ -11,7 +11,7 @@ The linker is built as `python -m spacy_biolink init-linker OUT --dictionary DIC
 --encoder DIR --augment TRAIN [--augment DEV] [--spelling-map MAP]` builds it, and scored
 with the code behind `python -m spacy_biolink evaluate` (both composite rules).
 
-    python benchmarks/search_strategies.py --data-dir ../shared/data --corpus ncbi \
+    python benchmarks/exploration/search_strategies.py --data-dir ../shared/data --corpus ncbi \
         --encoder training/triplet --output benchmarks/results/search_triplet_ncbi.md
 
 Without --encoder, the default TF-IDF encoder.

@@ -2,7 +2,7 @@
 """PrunedSparseIndex's coverage / candidates against exact search, on a saved TF-IDF
 linker: queries/s of both (same process, same queries) and tie-aware recall@10.
 
-    python benchmarks/pruned_search_sweep.py --pipeline /tmp/scale/linker_1000000 \
+    python benchmarks/exploration/pruned_search_sweep.py --pipeline /tmp/scale/linker_1000000 \
         --corpus ../shared/data/ncbi_disease/NCBItestset_corpus.txt [--depth 40]
 
 The queries are the corpus's distinct gold mention texts, normalized and encoded as the

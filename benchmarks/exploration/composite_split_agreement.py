@@ -23,7 +23,7 @@ the linker does before it calls split_composite. Measured per corpus split:
 
 Usage (from the repository root):
 
-    python benchmarks/composite_split_agreement.py --data-dir ../shared/data [--show-errors 20]
+    python benchmarks/exploration/composite_split_agreement.py --data-dir ../shared/data [--show-errors 20]
 """
 import argparse
 import warnings

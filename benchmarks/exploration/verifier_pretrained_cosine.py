@@ -7,7 +7,7 @@ training), beside the TF-IDF character-trigram cosine. ROC AUC overall and by ne
 kind, dev and test. A row for issue 23: it says how far general-domain pretraining alone
 gets on concepts no verifier saw.
 
-    python benchmarks/verifier_pretrained_cosine.py /tmp/v23/runs/sub_last4 \\
+    python benchmarks/exploration/verifier_pretrained_cosine.py /tmp/v23/runs/sub_last4 \\
         --dictionary ../shared/data/medic/medic_06Jul2012.txt.gz \\
         --output benchmarks/results/issue23/pretrained_cosine.json
 """
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Linking speed with the cross-encoder reranker (issue 20), for several k, cold caches.
 
-    python benchmarks/rerank_speed.py PIPELINE CORPUS.PubTator --mentions 200 --ks 5,10,20 \
+    python benchmarks/exploration/rerank_speed.py PIPELINE CORPUS.PubTator --mentions 200 --ks 5,10,20 \
         [--threads 2] [--output speed.json]
 
 PIPELINE is a saved bio_linker with a reranker (init-linker --reranker DIR). The first

@@ -7,7 +7,7 @@ against the exact search, and whether v2 returns what v1 returns; with --link, t
 linker's mentions/s with the exact index, AutoSparseIndex.v2 and (with --word-settings)
 AutoSparseIndex.v3 swapped in.
 
-    python benchmarks/blocked_search.py --pipeline /tmp/s17search/m1M_pipeline \\
+    python benchmarks/exploration/blocked_search.py --pipeline /tmp/s17search/m1M_pipeline \\
         /tmp/s17search/m3M_pipeline --corpus ../shared/data/ncbi_disease/NCBItestset_corpus.txt \\
         --settings 0.8:256,0.8:512 --threads 1,2 --link
 

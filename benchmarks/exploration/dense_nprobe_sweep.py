@@ -3,7 +3,7 @@
 (spacy-biolink.AutoFaissIndex.v1, IVF-SQ8) by nprobe, against exact search over the same
 names, and with the IVF's top `--rescore` names rescored by their exact vectors.
 
-    python benchmarks/dense_nprobe_sweep.py --pipeline /tmp/s17build/linker_3000000_dan \
+    python benchmarks/exploration/dense_nprobe_sweep.py --pipeline /tmp/s17build/linker_3000000_dan \
         --corpus ../shared/data/ncbi_disease/NCBIdevelopset_corpus.txt --nprobe 16 32 64 128
 
 The queries are the corpus's distinct gold mention texts, normalized and encoded as the

@@ -5,7 +5,7 @@ the option) and as configured. Counts the kb_id_ strings that change and how man
 a gold id of their mention (acc@1 from `evaluate` counts any of a concept's ids, so it
 cannot move).
 
-    python benchmarks/id_preference.py MODEL CORPUS [--types Disease]
+    python benchmarks/exploration/id_preference.py MODEL CORPUS [--types Disease]
 """
 import argparse
 import sys

@@ -7,7 +7,7 @@ loop the linker runs) with the kernel and with `SparseIndex._search_scipy`, chec
 every (scores, ids) array is bit-identical. Also reports the first-call cost (numba import
 plus compile, or cache load) measured in a fresh subprocess.
 
-    python benchmarks/bench_sparse_search.py \
+    python benchmarks/exploration/bench_sparse_search.py \
         --dictionary ../shared/data/medic/medic_06Jul2012.txt.gz \
         --corpus ../shared/data/ncbi_disease/NCBItestset_corpus.txt [--pipeline DIR]
 """
