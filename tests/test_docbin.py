@@ -169,3 +169,40 @@ def test_ncbi_disease_dev_keeps_every_mention(shared_data, tmp_path):
     docs = list(DocBin().from_disk(output).get_docs(spacy.blank("en").vocab))
     assert sum(len(d.spans["mentions"]) for d in docs) == 787
     assert len({d.user_data["pmid"] for d in docs}) == 100
+
+
+NCBI_STYLE = (
+    "1|t|BRCA1 and breast cancer\n"
+    "1|a|Ovarian cancer families.\n"
+    "1\t10\t23\tbreast cancer\tSpecificDisease\tD001943\n"
+    "1\t24\t38\tOvarian cancer\tModifier\tD010051\n\n"
+)
+
+
+def test_convert_labels_ncbi_types_as_the_ner_predicts(tmp_path):
+    """NCBI-disease's types become `Disease`, the label configs/ner.cfg's NER predicts, so
+    `spacy evaluate` (here nlp.evaluate) scores NER above 0; the corpus types stay in the
+    span group and evaluate-e2e's `types` still selects by them; labels=None keeps them."""
+    from spacy.training import Example
+
+    from spacy_biolink.corpora.docbin import convert_pubtator
+    from spacy_biolink.evaluation.end_to_end import _gold_spans_with_types
+
+    corpus = tmp_path / "tiny.PubTator"
+    corpus.write_text(NCBI_STYLE, encoding="utf8")
+    nlp = spacy.blank("en")
+    convert_pubtator(corpus, tmp_path / "gold.spacy")
+    convert_pubtator(corpus, tmp_path / "typed.spacy", labels=None)
+    gold = list(DocBin().from_disk(tmp_path / "gold.spacy").get_docs(nlp.vocab))
+    typed = list(DocBin().from_disk(tmp_path / "typed.spacy").get_docs(nlp.vocab))
+    assert [e.label_ for e in gold[0].ents] == ["Disease", "Disease"]
+    assert [e.label_ for e in typed[0].ents] == ["SpecificDisease", "Modifier"]
+    assert [t for _, t in _gold_spans_with_types(gold[0], "mentions")] == \
+        ["SpecificDisease", "Modifier"]
+    ruler = nlp.add_pipe("entity_ruler")
+    ruler.add_patterns([{"label": "Disease", "pattern": p}
+                        for p in ("breast cancer", "Ovarian cancer")])
+    examples = [Example(nlp.make_doc(d.text), d) for d in gold]
+    assert nlp.evaluate(examples)["ents_f"] == 1.0
+    typed_examples = [Example(nlp.make_doc(d.text), d) for d in typed]
+    assert nlp.evaluate(typed_examples)["ents_f"] == 0.0  # what users met before

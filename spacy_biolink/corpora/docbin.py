@@ -9,7 +9,9 @@ in), with `doc.user_data["pmid"]`. Gold mentions are stored twice:
 * `doc.ents` holds a non-overlapping subset (longest first, then earliest), because
   spaCy's NER can only learn one entity per token. Every token outside it is `O`.
 
-Span label = mention type. `kb_id_` = the mention's normalized ids, joined as the corpus
+Span label = mention type, except NCBI-disease's four types, which become `Disease`
+(the NER's one label; `labels=None` keeps them; the types stay in the span group's
+`types` attribute). `kb_id_` = the mention's normalized ids, joined as the corpus
 joins them (`A|B` a composite, one concept per part; `A+B` one mention needing both).
 A CUI-less mention (`-1`) gets `kb_id_ = ""`, spaCy's own "no concept": the
 EntityLinker skips such entities when training and linking scorers leave them out. A
@@ -22,7 +24,7 @@ counted, never silently shifted.
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Set
+from typing import Dict, Iterable, Iterator, List, Optional, Set
 
 import spacy
 from spacy.language import Language
@@ -39,6 +41,15 @@ logger = logging.getLogger(__name__)
 
 PMID_KEY = "pmid"
 PART_TEXTS_ATTR = "part_texts"
+# Beside the spans of doc.spans["mentions"]: each mention's type as the corpus wrote it,
+# kept when `labels` maps it to another span label.
+TYPES_ATTR = "types"
+# NCBI-disease's four mention types are all diseases: the NER in front of bio_linker
+# (configs/ner.cfg) predicts one `Disease` label, and `spacy evaluate` compares span labels,
+# so the gold DocBins carry that label too (its NER P/R/F were 0.00 against the corpus
+# types). Types not listed (BC5CDR's Chemical and Disease) are kept as they are.
+NCBI_DISEASE_LABELS = {"SpecificDisease": "Disease", "DiseaseClass": "Disease",
+                       "CompositeMention": "Disease", "Modifier": "Disease"}
 NO_ID = ("-1", "-", "")
 MAX_EXAMPLES = 5
 
@@ -84,26 +95,33 @@ def _one_id(raw: str) -> str:
 
 def pubtator_to_docs(nlp: Language, documents: Iterable[PubTatorDocument], *,
                      types: Optional[Set[str]] = None, spans_key: str = "mentions",
-                     stats: Optional[ConversionStats] = None) -> Iterator[Doc]:
+                     stats: Optional[ConversionStats] = None,
+                     labels: Optional[Dict[str, str]] = None) -> Iterator[Doc]:
     """Yield one Doc per document, tokenized with `nlp.make_doc` (no pipe runs).
 
-    types: keep only mentions of these types. stats: updated in place as docs are yielded.
+    types: keep only mentions of these (corpus) types. stats: updated in place as docs
+    are yielded. labels: corpus type -> span label (types not in it keep their own;
+    None: every type is its own label); the corpus types stay in the span group's
+    `types` attribute.
     """
+    labels = labels or {}
     stats = stats if stats is not None else ConversionStats()
     for document in documents:
         doc = nlp.make_doc(document.text)
         doc.user_data[PMID_KEY] = document.pmid
         spans: List[Span] = []
         part_texts: List[List[str]] = []
+        corpus_types: List[str] = []
         for mention in document.mentions:
             if types is not None and mention.type not in types:
                 continue
             stats.mentions += 1
             kb_id = corpus_kb_id(mention.raw_ids)
             stats.without_id += not kb_id
-            span = doc.char_span(mention.start, mention.end, label=mention.type, kb_id=kb_id)
+            label = labels.get(mention.type, mention.type)
+            span = doc.char_span(mention.start, mention.end, label=label, kb_id=kb_id)
             if span is None:
-                span = doc.char_span(mention.start, mention.end, label=mention.type, kb_id=kb_id,
+                span = doc.char_span(mention.start, mention.end, label=label, kb_id=kb_id,
                                      alignment_mode="expand")
                 if span is None:
                     stats.unplaceable += 1
@@ -113,8 +131,10 @@ def pubtator_to_docs(nlp: Language, documents: Iterable[PubTatorDocument], *,
                 _example(stats.examples_misaligned, document, mention, span)
             spans.append(span)
             part_texts.append(list(mention.part_texts))
+            corpus_types.append(mention.type)
         doc.spans[spans_key] = SpanGroup(doc, name=spans_key, spans=spans,
-                                         attrs={PART_TEXTS_ATTR: part_texts})
+                                         attrs={PART_TEXTS_ATTR: part_texts,
+                                                TYPES_ATTR: corpus_types})
         doc.ents = filter_spans(spans)
         stats.docs += 1
         stats.ents += len(doc.ents)
@@ -133,7 +153,8 @@ def _example(examples: List[str], document: PubTatorDocument, mention: PubTatorM
 
 def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
                      nlp: Optional[Language] = None, types: Optional[Set[str]] = None,
-                     pmids: Optional[Set[str]] = None, spans_key: str = "mentions"
+                     pmids: Optional[Set[str]] = None, spans_key: str = "mentions",
+                     labels: Optional[Dict[str, str]] = NCBI_DISEASE_LABELS
                      ) -> ConversionStats:
     """Convert a PubTator file (.gz ok) to a `.spacy` DocBin (see the module docstring).
 
@@ -141,6 +162,10 @@ def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
     its target and renamed into place, so a malformed input leaves no file behind.
     nlp: whose tokenizer to use (default `spacy.blank("en")`); tokenize with the
     pipeline you will train, or the entities may not align with its tokens.
+    labels: corpus type -> span label; by default NCBI-disease's four types become
+    `Disease`, the label configs/ner.cfg's NER predicts, so `spacy evaluate` scores NER
+    against it. None keeps the corpus types as labels. Either way the corpus types stay
+    in `doc.spans[spans_key].attrs["types"]`.
     """
     output_path = Path(output_path)
     if output_path.suffix != ".spacy":
@@ -149,7 +174,8 @@ def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
     stats = ConversionStats()
     doc_bin = DocBin(store_user_data=True)
     documents = read_pubtator(input_path, types=types, pmids=pmids)
-    for doc in pubtator_to_docs(nlp, documents, spans_key=spans_key, stats=stats):
+    for doc in pubtator_to_docs(nlp, documents, spans_key=spans_key, stats=stats,
+                                labels=labels):
         doc_bin.add(doc)
     data = doc_bin.to_bytes()
     with atomic_file(output_path, "wb") as fileh:

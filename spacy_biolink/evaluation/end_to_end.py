@@ -28,7 +28,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin, Span
 from tqdm import tqdm
 
-from ..corpora.docbin import NO_ID
+from ..corpora.docbin import NO_ID, TYPES_ATTR
 from ..kb.dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
 from ..io.util import PathLike
@@ -74,8 +74,8 @@ def evaluate_end_to_end(nlp: Language, gold: Union[PathLike, Iterable[Doc]], *,
                               batch_size=batch_size)
     for gold_doc, pred_doc in zip(gold_docs, predicted_docs):
         counts["n_docs"] += 1
-        gold_spans = [s for s in _gold_spans(gold_doc, gold_spans_key)
-                      if types is None or s.label_ in types]
+        gold_spans = [s for s, corpus_type in _gold_spans_with_types(gold_doc, gold_spans_key)
+                      if types is None or s.label_ in types or corpus_type in types]
         pred_spans = [s for pipe in linkers for s in pipe.spans_to_link(pred_doc)
                       if types is None or s.label_ in types]
         gold_links: Dict[Key, Set[FrozenSet]] = {}
@@ -132,6 +132,18 @@ def _gold_docs(nlp: Language, gold: Union[PathLike, Iterable[Doc]]) -> List[Doc]
 
 def _gold_spans(doc: Doc, key: str) -> Iterable[Span]:
     return doc.spans[key] if key in doc.spans else doc.ents
+
+
+def _gold_spans_with_types(doc: Doc, key: str) -> List[Tuple[Span, str]]:
+    """Each gold span with the corpus type convert recorded for it (its label when none
+    was), so `types` still selects NCBI-disease's types once convert labels them Disease."""
+    if key not in doc.spans:
+        return [(span, span.label_) for span in doc.ents]
+    group = doc.spans[key]
+    recorded = group.attrs.get(TYPES_ATTR)
+    if recorded is None or len(recorded) != len(group):
+        return [(span, span.label_) for span in group]
+    return list(zip(group, recorded))
 
 
 def _key(span: Span, match_labels: bool) -> Key:

@@ -10,7 +10,7 @@ from typing import List, Optional, Tuple
 import numpy
 from scipy import sparse
 
-from ..kb.dictionary import ConceptDictionary
+from ..kb.dictionary import SOURCE_DATA, ConceptDictionary
 from .sparse import NameIndex
 
 Candidates = List[Tuple[int, float]]  # (concept index, score), best first
@@ -31,14 +31,19 @@ def names_to_concepts(dictionary: ConceptDictionary, scores: numpy.ndarray,
 
 def names_to_concepts_rows(dictionary: ConceptDictionary, scores: numpy.ndarray,
                            name_ids: numpy.ndarray, limit: Optional[int] = None,
-                           allowed: Optional[numpy.ndarray] = None
+                           allowed: Optional[numpy.ndarray] = None,
+                           corpus_margin: float = 0.0
                            ) -> Tuple[List[Candidates], numpy.ndarray]:
     """names_to_concepts for each row of (n_queries, depth) arrays, in one vectorized pass
     (per-row numpy calls cost more than the work on a few dozen names): each row's first
     `limit` (default all) candidates, and each row's number of distinct concepts.
 
     allowed: a bool per concept (a type filter); concepts it rules out are dropped here,
-    before the limit, so the best allowed concepts fill the k places."""
+    before the limit, so the best allowed concepts fill the k places.
+    corpus_margin: a (name, concept) pair that only corpus annotations gave
+    (SOURCE_DATA alone) and that does not match the query exactly scores this much less,
+    so a loose corpus alias ("diabetes" for "type 2 diabetes") must beat the dictionary's
+    own names by the margin to outrank them."""
     n_rows = name_ids.shape[0]
     rows, cols = numpy.nonzero(name_ids >= 0)  # row-major: each row's names stay best first
     names, scores = name_ids[rows, cols], scores[rows, cols]
@@ -55,6 +60,11 @@ def names_to_concepts_rows(dictionary: ConceptDictionary, scores: numpy.ndarray,
         rows, scores = numpy.repeat(rows, n_owners), numpy.repeat(scores, n_owners)
     concepts = dictionary.name_concepts[positions].astype(numpy.int64)
     annotated = dictionary.name_concept_counts[positions]
+    if corpus_margin:
+        corpus_only = dictionary.name_concept_sources[positions] == SOURCE_DATA
+        # Exact up to float32 noise (the same rounding that makes ties below).
+        inexact = numpy.round(scores.astype(numpy.float64), TIE_DECIMALS) < 1.0
+        scores[corpus_only & inexact] -= corpus_margin  # scores is a copy (fancy indexing)
     if allowed is not None:
         keep = allowed[concepts]
         rows, scores, concepts, annotated = rows[keep], scores[keep], concepts[keep], annotated[keep]
@@ -79,10 +89,14 @@ def names_to_concepts_rows(dictionary: ConceptDictionary, scores: numpy.ndarray,
 
 def search_concepts(dictionary: ConceptDictionary, index: NameIndex, queries, k: int,
                     *, names_per_concept: int = 4, max_depth: int = 65536,
-                    allowed: Optional[numpy.ndarray] = None) -> List[Candidates]:
+                    allowed: Optional[numpy.ndarray] = None,
+                    corpus_margin: float = 0.0) -> List[Candidates]:
     """The k best concepts for each query row of `queries` (sparse or dense); with
     `allowed` (a bool per concept), the k best allowed ones: the search goes deeper
-    until it has them."""
+    until it has them. corpus_margin: see names_to_concepts_rows; the depth is grown on
+    the unlowered scores, so a concept first met deeper could in principle outrank one
+    lowered by the margin: the ranking is exact over the names searched (at least
+    k * names_per_concept of them)."""
     n_queries = queries.shape[0]
     n_names = index.n_vectors
     results: List[Candidates] = [[] for _ in range(n_queries)]
@@ -92,7 +106,7 @@ def search_concepts(dictionary: ConceptDictionary, index: NameIndex, queries, k:
         scores, name_ids = index.search(queries[pending], depth)
         unfinished = []
         per_row, counts = names_to_concepts_rows(dictionary, scores, name_ids, limit=k,
-                                                 allowed=allowed)
+                                                 allowed=allowed, corpus_margin=corpus_margin)
         exhausted = (depth >= n_names or depth >= max_depth) | (name_ids[:, -1] < 0)
         for row, query in enumerate(pending.tolist()):
             if counts[row] >= k or exhausted[row]:

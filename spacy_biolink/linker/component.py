@@ -78,6 +78,11 @@ min_df = 1
         # 0 here so that a pipeline saved before the option existed ranks as it did;
         # init-linker's default config sets the value chosen on dev (README).
         "prior_weight": 0.0,
+        # "add" and 0 here keep pipelines saved before these settings existed linking as
+        # they did; init-linker's default config sets "order" and the margin chosen on dev.
+        "prior_mode": "add",
+        "corpus_margin": 0.0,
+        "split_margin": 0.0,
         # span label -> allowed types (TUIs, semantic groups such as "DISO", or the
         # dictionary's own types); labels not listed are not filtered.
         "type_filter": {},
@@ -97,7 +102,9 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
                     max_entities_per_mention: int, spans_key: Optional[str], labels: List[str],
                     cache_size: int, index_level: str, index_sources: str,
                     sieve_threshold: Optional[float], prior_weight: float,
-                    scorer: Optional[Callable], type_filter: Dict[str, List[str]] = {},
+                    scorer: Optional[Callable], prior_mode: str = "add",
+                    corpus_margin: float = 0.0, split_margin: float = 0.0,
+                    type_filter: Dict[str, List[str]] = {},
                     id_preference: List[str] = ["MESH", "OMIM"],
                     stages: Dict[str, Any] = {}) -> "BioLinker":
     """Build the `bio_linker` component from its config block (spaCy's factory hook).
@@ -109,7 +116,9 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
                      nil_id=nil_id, max_entities_per_mention=max_entities_per_mention,
                      spans_key=spans_key, labels=labels, cache_size=cache_size,
                      index_level=index_level, index_sources=index_sources,
-                     sieve_threshold=sieve_threshold, prior_weight=prior_weight, scorer=scorer,
+                     sieve_threshold=sieve_threshold, prior_weight=prior_weight,
+                     prior_mode=prior_mode, corpus_margin=corpus_margin,
+                     split_margin=split_margin, scorer=scorer,
                      type_filter=type_filter, id_preference=id_preference, stages=stages))
 
 
@@ -128,7 +137,9 @@ class BioLinker(Pipe):
                  spans_key: Optional[str] = None, labels: Sequence[str] = (),
                  cache_size: int = 100000, index_level: str = "name",
                  index_sources: str = "OD", sieve_threshold: Optional[float] = None,
-                 prior_weight: float = 0.0, scorer: Optional[Callable] = None,
+                 prior_weight: float = 0.0, prior_mode: str = "add",
+                 corpus_margin: float = 0.0, split_margin: float = 0.0,
+                 scorer: Optional[Callable] = None,
                  type_filter: Optional[Dict[str, List[str]]] = None,
                  id_preference: Sequence[str] = ("MESH", "OMIM"),
                  stages: Optional[Dict[str, Stage]] = None):
@@ -141,6 +152,7 @@ class BioLinker(Pipe):
             max_entities_per_mention=max_entities_per_mention, cache_size=cache_size,
             index_level=index_level, index_sources=index_sources,
             sieve_threshold=sieve_threshold, prior_weight=prior_weight,
+            prior_mode=prior_mode, corpus_margin=corpus_margin, split_margin=split_margin,
             type_filter=type_filter, id_preference=id_preference, stages=stages)
         install_extensions()
         self.name = name

@@ -84,6 +84,8 @@ class LinkingPolicy:
                  max_entities_per_mention: int = 5, cache_size: int = 100000,
                  index_level: str = "name", index_sources: str = "OD",
                  sieve_threshold: Optional[float] = None, prior_weight: float = 0.0,
+                 prior_mode: str = "add", corpus_margin: float = 0.0,
+                 split_margin: float = 0.0,
                  type_filter: Optional[Dict[str, List[str]]] = None,
                  id_preference: Sequence[str] = ("MESH", "OMIM"),
                  stages: Optional[Dict[str, "Stage"]] = None):
@@ -92,12 +94,13 @@ class LinkingPolicy:
         _check_config(k=k, threshold=threshold, max_entities_per_mention=max_entities_per_mention,
                       cache_size=cache_size, nil_id=nil_id, index_level=index_level,
                       index_sources=index_sources, sieve_threshold=sieve_threshold,
-                      prior_weight=prior_weight)
+                      prior_weight=prior_weight, prior_mode=prior_mode,
+                      corpus_margin=corpus_margin, split_margin=split_margin)
         # Refused before anything is read into them: a received model directory must not
         # be able to name a layer whose state loads by unpickling (safe_models.py).
         check_model(encoder, role="encoder", where=f"{name} encoder")
         check_index(index, where=f"{name} index")
-        _check_threshold(threshold, encoder, None if prior_weight else 0.0)
+        _check_threshold(threshold, encoder, _prior_bound(prior_weight, prior_mode))
         self.name = name
         self.model = encoder
         self.index = index
@@ -122,6 +125,17 @@ class LinkingPolicy:
             # A concept's k-best score gains prior_weight * ln(1 + n), n = how often the
             # augmenting corpora annotated it: near ties go to what annotators meant most.
             "prior_weight": prior_weight,
+            # "add": the prior is part of the score (kb_ents may pass 1; the threshold and
+            # the composite decision see it), as released; "order": it only orders the k
+            # best, the score stays the similarity (README's settings table).
+            "prior_mode": prior_mode,
+            # A (name, concept) pair only corpus annotations gave that does not match the
+            # query exactly scores this much less (index/concepts.py).
+            "corpus_margin": corpus_margin,
+            # A composite is split only when each part's best beats the whole's by more
+            # than this: 0 (as released) lets float noise (1.0 vs 0.99999988 for two exact
+            # names) split "hereditary breast and ovarian cancer".
+            "split_margin": split_margin,
         }
         self._cache: "OrderedDict[str, Candidates]" = OrderedDict()
         # What the index rows mean (set with the dictionary, see _build_search):
@@ -292,7 +306,8 @@ class LinkingPolicy:
                 prior = self.cfg["prior_weight"] * numpy.log1p(counts)
         # Now that the prior's largest boost is known, the threshold's upper bound is too.
         _check_threshold(self.cfg["threshold"], self.model,
-                         float(prior.max()) if prior is not None else 0.0)
+                         float(prior.max()) if prior is not None and
+                         self.cfg["prior_mode"] == "add" else 0.0)
         self.dictionary = dictionary
         self._searched, self._concept_rows = searched, concept_rows
         self._concept_prior = prior
@@ -421,7 +436,7 @@ class LinkingPolicy:
         except (ValueError, KeyError, OSError) as err:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
         _check_threshold(self.cfg["threshold"], self.model,
-                         None if self.cfg["prior_weight"] else 0.0)
+                         _prior_bound(self.cfg["prior_weight"], self.cfg["prior_mode"]))
         if cfg.get("initialized"):
             dictionary = ConceptDictionary.from_disk(path / "dictionary")
             sieve = None
@@ -448,7 +463,7 @@ class LinkingPolicy:
                                          where="<bytes> normalizer")
         self.model.from_bytes(msg["encoder"])
         _check_threshold(self.cfg["threshold"], self.model,
-                         None if self.cfg["prior_weight"] else 0.0)
+                         _prior_bound(self.cfg["prior_weight"], self.cfg["prior_mode"]))
         if self.cfg.get("initialized"):
             if "dictionary" not in msg or "index" not in msg:
                 raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
@@ -560,6 +575,7 @@ class LinkingPolicy:
             return (text, results[(group, key)] if key else [])
 
         out = []
+        margin = self.cfg["split_margin"]
         for group, text, mention_parts, given in zip(groups, texts, split_parts, chosen):
             split = [linked(p, group) for p in mention_parts]
             if given is not None:
@@ -569,7 +585,7 @@ class LinkingPolicy:
             best_whole = whole[1][0][1] if whole[1] else -numpy.inf
             # Parts that all name the same concept are one concept written as a
             # coordination ("hereditary breast and ovarian cancer", a syndrome).
-            if (split and all(c and c[0][1] > best_whole for _, c in split)
+            if (split and all(c and c[0][1] > best_whole + margin for _, c in split)
                     and len({c[0][0] for _, c in split}) > 1):
                 out.append(split)
             else:
@@ -694,17 +710,23 @@ class LinkingPolicy:
                 main = search_concept_index(self.index, vectors, k, self._concept_rows,
                                             allowed=allowed)
             else:
-                main = search_concepts(self._searched, self.index, vectors, k, allowed=allowed)
+                main = search_concepts(self._searched, self.index, vectors, k, allowed=allowed,
+                                       corpus_margin=self.cfg["corpus_margin"])
             for row, candidates in zip(rest.tolist(), main):
                 results[row] = candidates
         return results
 
     def _with_prior(self, candidates: Candidates) -> Candidates:
-        """The k candidates re-ranked with the annotation prior (a stable sort: equal
-        scores keep the search's order)."""
+        """The k candidates re-ranked by score + the annotation prior (a stable sort:
+        equal keys keep the search's order). prior_mode "add" reports that sum as the
+        score; "order" keeps each candidate's own score, so a score stays a similarity
+        (at most 1 for a cosine) and only the order carries the prior."""
         prior = self._concept_prior
-        return sorted(((c, score + float(prior[c])) for c, score in candidates),
-                      key=lambda candidate: -candidate[1])
+        ranked = sorted(((c, score, score + float(prior[c])) for c, score in candidates),
+                        key=lambda candidate: -candidate[2])
+        if self.cfg["prior_mode"] == "add":
+            return [(c, boosted) for c, _, boosted in ranked]
+        return [(c, score) for c, score, _ in ranked]
 
     def kb_ents(self, candidates: Candidates) -> List[Tuple[str, float]]:
         """Candidates at or above the threshold, as (concept id, score), best first."""
@@ -762,9 +784,19 @@ def _check_threshold(threshold: float, encoder: Model, prior_max: Optional[float
 
 # Settings (config.cfg) checked by _check_config; the saved cfg's copies are checked too.
 CONFIG_KEYS = ("k", "threshold", "max_entities_per_mention", "cache_size", "nil_id",
-               "index_level", "index_sources", "sieve_threshold", "prior_weight")
+               "index_level", "index_sources", "sieve_threshold", "prior_weight", "prior_mode",
+               "corpus_margin", "split_margin")
 # Settings the saved index was built for: a config that changes them needs a rebuild.
 INDEX_SETTINGS = ("index_level", "index_sources")
+
+
+PRIOR_MODES = ("add", "order")
+
+
+def _prior_bound(prior_weight: float, prior_mode: str) -> Optional[float]:
+    """What the prior can add to a score, as _check_threshold takes it: 0 when it adds
+    nothing to scores (no prior, or prior_mode "order"), None while unknown."""
+    return None if prior_weight and prior_mode == "add" else 0.0
 
 
 def _check_config(**values) -> None:
@@ -797,6 +829,23 @@ def _check_config(**values) -> None:
         raise BioLinkError(Errors.E102.format(
             key="prior_weight", value=prior,
             what="a number >= 0 (0: no annotation prior; init-linker's default is 0.005)"))
+    if values["prior_mode"] not in PRIOR_MODES:
+        raise BioLinkError(Errors.E102.format(
+            key="prior_mode", value=values["prior_mode"],
+            what='"add" (the prior is added to the score, as released) or "order" (it only '
+                 'orders the candidates; the score stays the similarity)'))
+    margin = values["corpus_margin"]
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin <= 1:
+        raise BioLinkError(Errors.E102.format(
+            key="corpus_margin", value=margin,
+            what="a number in [0, 1] taken off the score of a corpus-only name that does not "
+                 "match exactly (0: none; init-linker's default is 0.1)"))
+    split = values["split_margin"]
+    if isinstance(split, bool) or not isinstance(split, (int, float)) or not 0 <= split <= 1:
+        raise BioLinkError(Errors.E102.format(
+            key="split_margin", value=split,
+            what="a number in [0, 1] by which each part of a composite must beat the whole "
+                 "to be split (0: any gain; init-linker's default is 0.00001, float noise)"))
     if values["index_level"] not in ("name", "concept"):
         raise BioLinkError(Errors.E102.format(key="index_level", what='"name" or "concept"',
                                               value=values["index_level"]))
