@@ -73,8 +73,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "you. Nothing was done; give a new directory, e.g. {path}/model.")
     E033 = ("{first} and {second} are the same file ({path}): the second output would replace "
             "the first. Give each output its own path.")
-    E034 = ("Interrupted (Ctrl-C): stopped before the end. Outputs are written whole or not "
-            "at all, so nothing was left half-written; run the command again to finish.")
+    # One line: outputs are written whole or not at all, so there is nothing to clean up.
+    E034 = ("Interrupted (Ctrl-C); no output was left half-written.")
     # Vocabulary readers (UMLS RRF, OBO) and format detection
     E040 = ("{path} looks like {looks} content ({why}), not {fmt}. Pass --format {looks} "
             "(or format = \"{looks}\" in the dictionary loader); a file read in the wrong "
