@@ -183,9 +183,12 @@ def _kill_at(n, action):
     real_open = builtins.open
 
     def counting_open(file, mode="r", *args, **kwargs):
-        if any(c in mode for c in "wax+"):
-            step("open")
-        return real_open(file, mode, *args, **kwargs)
+        if not any(c in mode for c in "wax+"):
+            return real_open(file, mode, *args, **kwargs)
+        step("open")
+        opened = real_open(file, mode, *args, **kwargs)
+        step("opened")  # created or truncated, nothing written yet: a 0-byte file
+        return opened
 
     for module, name in _COUNTED:
         setattr(module, name, counting(name, getattr(module, name)))
@@ -256,6 +259,8 @@ def test_a_kill_anywhere_in_save_pipeline_leaves_old_or_new(tmp_path, exchange, 
     shutil.copytree(pristine, probe / "model")
     assert _fork_and_kill(0, lambda: save_pipeline(new, probe / "model")) == 0
     assert _version(probe / "model") == "new"
+    # whole trees, byte for byte: a mix of old and new files would be neither
+    trees = {_tree(pristine): "old", _tree(probe / "model"): "new"}
     # count the steps once in this process, then kill at each
     shutil.rmtree(probe)
     shutil.copytree(pristine, probe / "model")
@@ -284,6 +289,7 @@ def test_a_kill_anywhere_in_save_pipeline_leaves_old_or_new(tmp_path, exchange, 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             seen.append(_version(model, verified))
+        assert trees.get(_tree(model)) == seen[-1], f"killed at step {n} ({steps[n - 1]})"
     assert set(seen) == {"old", "new"}
     assert seen == sorted(seen, reverse=True)  # old until the swap, new from then on
     # the next save removes what the killed one left and puts the new pipeline in place
