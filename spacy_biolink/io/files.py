@@ -523,6 +523,8 @@ def exchange_paths(a: PathLike, b: PathLike) -> bool:
     func = _renameat2()
     if func is None:
         return False
+    # Audit hooks see it as the rename it is (os.rename raises the same event).
+    sys.audit("os.rename", a, b, -1, -1)
     if func(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     err = ctypes.get_errno()
@@ -575,7 +577,7 @@ def atomic_directory(target: PathLike, *, force: bool = False) -> Iterator[Path]
         if target.exists():
             if not force and any(target.iterdir()):
                 raise BioLinkError(Errors.E403.format(path=target))
-            if exchange_paths(tmp, target):
+            if exchange_paths(target, tmp):
                 shutil.rmtree(tmp, ignore_errors=True)  # the old target, swapped out
             else:
                 # Two renames: a kill between them leaves the old target as .NAME.old,
