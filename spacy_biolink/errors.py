@@ -62,6 +62,19 @@ class Errors(metaclass=ErrorsWithCodes):
             "again.")
     E025 = ("Cannot read the DocBin {path}: {reason}. Pass a .spacy file written by `python "
             "-m spacy_biolink convert` (or spaCy's DocBin.to_disk).")
+    # Outputs that would destroy an input (E030-E034)
+    E030 = ("{output} is an input of this command ({option} {input}): writing {what} there "
+            "would destroy it. Nothing was done; write {what} to another path.")
+    E031 = ("{output} holds {input} ({option}), an input of this command: --force would "
+            "delete it while replacing {output}. Nothing was done; write {what} to another "
+            "directory, or move the input out of {output} first.")
+    E032 = ("{path} is the current directory ({cwd}) or one above it: {what} replaces the "
+            "directory it writes, which would pull the directory you are in out from under "
+            "you. Nothing was done; give a new directory, e.g. {path}/model.")
+    E033 = ("{first} and {second} are the same file ({path}): the second output would replace "
+            "the first. Give each output its own path.")
+    # One line: outputs are written whole or not at all, so there is nothing to clean up.
+    E034 = ("Interrupted (Ctrl-C); no output was left half-written.")
     # Vocabulary readers (UMLS RRF, OBO) and format detection
     E040 = ("{path} looks like {looks} content ({why}), not {fmt}. Pass --format {looks} "
             "(or format = \"{looks}\" in the dictionary loader); a file read in the wrong "
@@ -130,6 +143,26 @@ class Errors(metaclass=ErrorsWithCodes):
             "it the threshold drops nothing. Give a threshold in that range (0.0, the "
             "default, keeps every candidate with a positive score).")
 
+    # A saved pipeline's spaCy-owned parts, config edits, Python API misuse (E190-E199)
+    E190 = ("The saved pipeline at {path} is damaged: {file} cannot be read ({reason}). "
+            "Restore the directory from its source, or save the pipeline again "
+            "(spacy_biolink.save_pipeline, or `python -m spacy_biolink init-linker`).")
+    E191 = ("The saved pipeline at {path} could not be loaded: {reason}. A file of it may "
+            "be damaged or replaced (config.cfg, meta.json, tokenizer, vocab/, bio_linker/); "
+            "restore the directory from its source, or save the pipeline again.")
+    E192 = ("{where}: the config is not valid: {reason}. Fix the setting in the config "
+            "(spaCy's registered functions are listed by `python -m spacy info` and in the "
+            "docs of the package that registers them).")
+    E193 = ("{where}: [components.{name}.normalizer] names {function}, which gives a "
+            "{got}, not a MentionNormalizer. Use @misc = \"spacy-biolink.MentionNormalizer.v1\" "
+            "(or a function that returns a MentionNormalizer).")
+    E194 = ("bio_linker.from_bytes: the data is not a serialized bio_linker ({reason}). Pass "
+            "the whole bytes that BioLinker.to_bytes() (or nlp.to_bytes()) gave, unchanged.")
+    E195 = ("bio_linker.add_names takes (name, concept id) pairs of strings, e.g. "
+            "[(\"colon cancer\", \"D003110\")]; got {got}. Nothing was added.")
+    E196 = ("bio_linker links the entities of a spaCy Doc, got a {type} ({value!r}). Run the "
+            "whole pipeline on text (nlp(text), nlp.pipe(texts)), or give the pipe Docs whose "
+            "doc.ents are set (doc = nlp.make_doc(text); doc.ents = [...]).")
     # Concept lookup, type filter, id preference
     E160 = ("{concept_id!r} is not a concept id (nor an alternative id) of this linker's "
             "dictionary ({n} concepts).")
@@ -225,6 +258,11 @@ class Errors(metaclass=ErrorsWithCodes):
             "(pipes: {pipes}). Pass one of those to --linker (linker=NAME in Python).")
     E407 = ("assemble: --name {name!r} names one linker, but {path} has {n}: {names}. Leave "
             "--name out to add each under its own name, or save one linker per pipeline.")
+    E470 = ("{where}: the document is {n} characters long, more than the pipeline's "
+            "nlp.max_length ({max_length}), which spaCy sets to guard its parser and NER "
+            "against running out of memory. Split the document into shorter ones (e.g. one "
+            "per paragraph), or leave it out; in Python, a pipeline without parser or NER can "
+            "take it after nlp.max_length = {n}.")
     # Out-of-range command settings (E480-E499)
     E480 = ("{option} must be {what}, got {value!r}. Nothing was done.")
     E481 = ("{option} {value!r}: give comma-separated integers >= 1 (the k of acc@k), e.g. "

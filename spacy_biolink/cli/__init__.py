@@ -14,9 +14,20 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
-    """The `spacy-biolink` command."""
+    """The `spacy-biolink` command. Ctrl-C inside a command is fail_cleanly's (one line,
+    exit 130); this catches the rest (while Python starts the command, or reads options)."""
+    import sys
+
+    from wasabi import msg
+
+    from ..errors import Errors
+
     log_info_to_stderr()
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:
+        msg.fail(Errors.E034)
+        sys.exit(130)
 
 
 def log_info_to_stderr() -> None:

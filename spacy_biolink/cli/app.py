@@ -1,8 +1,9 @@
 """The `spacy_biolink` command group and what its commands share: one-line errors, corpus
 filters, and writing an output atomically with one "Wrote" line."""
 import json
+import os
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import typer
 from wasabi import msg
@@ -26,23 +27,116 @@ def write_output(path: Path, content: Any, *, said: str = "") -> None:
     msg.good(f"Wrote {path}{said}")
 
 
+# The parameters through which commands name what they write; every other path a
+# command is given is something it reads.
+OUTPUT_PARAMS = ("output", "output_dir", "output_path", "errors", "plot", "save_split")
+
+
 def fail_cleanly(func):
-    """Show a BioLinkError as one readable line and exit 1, instead of a traceback."""
+    """Run a command with what every command shares: its outputs checked against its
+    inputs before any work (check_outputs_spare_inputs), a BioLinkError shown as one
+    readable line with exit 1, and Ctrl-C as one line with exit 130 (the shell's code
+    for SIGINT), never a traceback."""
+    import configparser
     import functools
 
+    from catalogue import RegistryError
     from confection import ConfigValidationError
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
+            check_outputs_spare_inputs(kwargs)
             return func(*args, **kwargs)
         except BioLinkError as err:
             msg.fail(str(err), exits=1)
         except ConfigValidationError as err:
             # spaCy's own message already lists the setting and what is wrong with it
             msg.fail("The config is not valid:", str(err).strip(), exits=1)
+        except (configparser.Error, RegistryError) as err:
+            # an interpolation loop (${paths.x} in paths.x) or an unknown registered
+            # function, met where a config is resolved
+            msg.fail(Errors.E192.format(where="config", reason=" ".join(str(err).split())),
+                     exits=1)
+        except KeyboardInterrupt:
+            msg.fail(Errors.E034, exits=130)
 
     return wrapper
+
+
+def check_outputs_spare_inputs(params: Dict[str, Any]) -> None:
+    """Refuse (E030, E031, E033) a command whose output would destroy one of its inputs,
+    from the command's parameters as typer passes them: outputs are OUTPUT_PARAMS; inputs
+    are every other path (a Path, a list of them, a NAME=PATH or a path-like string such
+    as an encoder directory), the values of extra `--paths.x FILE` overrides, and the
+    files named in the [paths] of a config it is given. With --force (and no --resume) a
+    directory output is replaced, so no input may be inside it."""
+    from ..io.files import check_distinct_outputs, check_not_an_input
+
+    outputs = [(f"--{name.replace('_', '-')}", params[name]) for name in OUTPUT_PARAMS
+               if isinstance(params.get(name), Path)]
+    if not outputs:
+        return
+    inputs: List[Tuple[str, Any]] = []
+    for name, value in params.items():
+        if name in OUTPUT_PARAMS:
+            continue
+        option = f"--{name.replace('_', '-')}"
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            path = _as_path(item)
+            if path is not None:
+                inputs.append((option, path))
+                if name in ("config", "config_path"):
+                    inputs += _config_paths(path)
+        if isinstance(value, typer.Context):
+            inputs += [(f"--{key}", Path(v)) for key, v in _extra_args(value.args)
+                       if _as_path(v) is not None]
+    check_distinct_outputs(outputs)
+    replaces_dir = bool(params.get("force")) and not params.get("resume")
+    for option, output in outputs:
+        check_not_an_input(output, inputs, what=f"{option} {output}", replaces_dir=replaces_dir)
+
+
+def _as_path(value: Any) -> Optional[Path]:
+    """`value` as an existing path, or None (a number, a flag, a baseline name, text)."""
+    if isinstance(value, str):
+        value = value.partition("=")[2] if "=" in value else value
+        if not value or "\n" in value or len(value) > 4096:
+            return None
+        value = Path(value)
+    if not isinstance(value, Path):
+        return None
+    try:
+        return value if os.path.lexists(value) else None
+    except (OSError, ValueError):  # a name too long or with a NUL byte: not a file
+        return None
+
+
+def _extra_args(args: List[str]) -> List[Tuple[str, str]]:
+    """(key, value) of `--key value` and `--key=value` overrides left to the command."""
+    pairs, i = [], 0
+    while i < len(args):
+        if args[i].startswith("--"):
+            key, sep, value = args[i][2:].partition("=")
+            if not sep and i + 1 < len(args) and not args[i + 1].startswith("--"):
+                value, i = args[i + 1], i + 1
+            pairs.append((key, value))
+        i += 1
+    return pairs
+
+
+def _config_paths(config_path: Path) -> List[Tuple[str, Path]]:
+    """The existing files named in the [paths] section of a config (read raw): a
+    training config names its dictionary and corpora there."""
+    from thinc.api import Config
+
+    try:
+        section = Config().from_str(config_path.read_text(encoding="utf8"),
+                                    interpolate=False).get("paths", {})
+    except Exception:  # noqa: BLE001 - an unreadable config is reported by the command
+        return []
+    return [(f"{config_path} [paths] {key}", Path(value)) for key, value in section.items()
+            if _as_path(value) is not None]
 
 
 def corpus_filters(types: Optional[str], pmids: Optional[Path]):

@@ -71,7 +71,8 @@ def train_cli(
     # The trainers write checkpoints into OUTPUT as they go (for --resume), so it cannot
     # be swapped in at the end like init-linker's: an existing one is refused, or with
     # --force emptied.
-    check_output_path(output, kind="dir", what="the trained encoder", force=force or resume)
+    check_output_path(output, kind="dir", what="the trained encoder", force=force or resume,
+                      replaced=force and not resume)
     if force and not resume and output.is_dir():
         for child in output.iterdir():
             if child.is_dir() and not child.is_symlink():

@@ -35,6 +35,7 @@ from ..errors import BioLinkError, Errors
 from ..kb.ids import normalize_medic_id, split_gold_ids
 from ..io.files import atomic_file
 from ..io.util import PathLike
+from ..text.docs import make_doc
 from .pubtator import PubTatorDocument, PubTatorMention, read_pubtator
 
 logger = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ def pubtator_to_docs(nlp: Language, documents: Iterable[PubTatorDocument], *,
     labels = labels or {}
     stats = stats if stats is not None else ConversionStats()
     for document in documents:
-        doc = nlp.make_doc(document.text)
+        doc = make_doc(nlp, document.text, f"PMID {document.pmid}")
         doc.user_data[PMID_KEY] = document.pmid
         spans: List[Span] = []
         part_texts: List[List[str]] = []

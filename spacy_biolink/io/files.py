@@ -11,10 +11,14 @@ Reading (every reader and command goes through here):
 Lines are streamed: a dictionary of 10M lines is never held whole.
 
 Writing: atomic_file / atomic_directory write beside the target and rename into place,
-with the permissions a plain open() would give (0o666 / 0o777 less the umask), and
-check_output_path checks an output location before any work starts.
+with the permissions a plain open() would give (0o666 / 0o777 less the umask);
+save_pipeline saves a whole spaCy pipeline that way. check_output_path checks an output
+location, and check_not_an_input that it is none of the command's inputs, before any
+work starts.
 """
 import contextlib
+import ctypes
+import errno
 import functools
 import gzip
 import json
@@ -23,10 +27,11 @@ import os
 import re
 import shutil
 import socket
+import sys
 import tempfile
 import zlib
 from pathlib import Path
-from typing import IO, Any, Iterator, Optional, Tuple, Union
+from typing import IO, Any, Iterable, Iterator, Optional, Tuple, Union
 
 from ..errors import BioLinkError, Errors
 
@@ -352,15 +357,22 @@ def _first_existing(path: Path) -> Path:
 
 
 def check_output_path(path: PathLike, *, kind: str = "file", what: str = "the output",
-                      force: bool = False, example: str = "out.json") -> Path:
+                      force: bool = False, example: str = "out.json",
+                      replaced: bool = True) -> Path:
     """Check, before any work starts, that `path` can be written as a `kind` ("file" or
     "dir"): not a directory where a file goes (or the reverse), no file in its way up the
-    tree, a writable parent, and for a non-empty directory, `force` (E403)."""
+    tree, a writable parent, and for a non-empty directory, `force` (E403).
+
+    A directory that will be `replaced` (swapped in by renames, or emptied) may not be the
+    current directory or one above it (E032)."""
     path = Path(path)
     if kind == "file" and path.is_dir():
         raise BioLinkError(Errors.E021.format(path=path, what=what, example=example))
     if kind == "dir" and path.exists() and not path.is_dir():
         raise BioLinkError(Errors.E022.format(path=path, what=what))
+    if kind == "dir" and replaced and _is_within(Path.cwd(), path):
+        # The directory is swapped out by renames: the shell would be left in a deleted one.
+        raise BioLinkError(Errors.E032.format(path=path, what=what, cwd=Path.cwd()))
     if kind == "dir" and path.is_dir() and not force and any(path.iterdir()):
         raise BioLinkError(Errors.E403.format(path=path))
     # The output is written beside its target, then renamed: the parent must be writable.
@@ -372,6 +384,67 @@ def check_output_path(path: PathLike, *, kind: str = "file", what: str = "the ou
         raise BioLinkError(Errors.E020.format(path=path, reason="permission denied",
                                               where=existing))
     return path
+
+
+def _real(path: PathLike) -> str:
+    return os.path.realpath(os.path.abspath(path))
+
+
+def _is_within(path: PathLike, directory: PathLike) -> bool:
+    """True when `path` is `directory` or lies under it, symlinks resolved."""
+    path, directory = _real(path), _real(directory)
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def same_file(a: PathLike, b: PathLike) -> bool:
+    """True when `a` and `b` name the same file or directory: the same path once resolved,
+    or (both existing) the same inode, so a hard link or a symlink counts too."""
+    if _real(a) == _real(b):
+        return True
+    with contextlib.suppress(OSError):
+        return os.path.samefile(a, b)
+    return False
+
+
+def check_not_an_input(output: PathLike, inputs: Iterable[Tuple[str, Optional[PathLike]]], *,
+                       what: str = "the output", replaces_dir: bool = False) -> None:
+    """Refuse, before any work, an output that would destroy an input of the same command.
+
+    inputs: (option, path) pairs, e.g. ("--dictionary", "data/dict.txt"); None paths and
+        paths that do not exist are skipped (nothing there to lose).
+    replaces_dir: the output is a directory that will be emptied or swapped out (--force):
+        then no input may lie inside it either.
+
+    E030: the output is an input (the same path, a symlink or a hard link to it), or an
+    existing file inside an input directory (`-o MODEL/config.cfg`). E031: an input lies
+    inside the directory that --force would replace.
+    """
+    output = Path(output)
+    for option, given in inputs:
+        if given is None or not os.path.lexists(given):
+            continue
+        given = Path(given)
+        if same_file(output, given) or (
+                os.path.lexists(output) and given.is_dir() and _is_within(output, given)):
+            raise BioLinkError(Errors.E030.format(output=output, what=what, option=option,
+                                                  input=given))
+        if replaces_dir and output.is_dir() and _is_within(given, output):
+            raise BioLinkError(Errors.E031.format(output=output, what=what, option=option,
+                                                  input=given))
+
+
+def check_distinct_outputs(outputs: Iterable[Tuple[str, Optional[PathLike]]]) -> None:
+    """E033 when two outputs of one command are the same file (the second would replace
+    the first)."""
+    seen: list = []
+    for option, path in outputs:
+        if path is None:
+            continue
+        for other_option, other in seen:
+            if same_file(path, other):
+                raise BioLinkError(Errors.E033.format(path=path, first=other_option,
+                                                      second=option))
+        seen.append((option, path))
 
 
 def _temp_prefix(target: Path) -> str:
@@ -424,6 +497,62 @@ def _make_parent(target: Path) -> None:
                                               where=_first_existing(target.parent))) from None
 
 
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+@functools.lru_cache(maxsize=1)
+def _renameat2():
+    """libc's renameat2, or None where there is none (not Linux, or glibc < 2.28)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        func = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    func.restype = ctypes.c_int
+    return func
+
+
+def exchange_paths(a: PathLike, b: PathLike) -> bool:
+    """Swap the two existing paths `a` and `b` in one atomic step (Linux renameat2 with
+    RENAME_EXCHANGE): at every moment each name holds one whole directory, the old or
+    the new. False, with nothing changed, where the system or the file system cannot (then
+    the caller falls back to two renames)."""
+    func = _renameat2()
+    if func is None:
+        return False
+    # Audit hooks see it as the rename it is (os.rename raises the same event).
+    sys.audit("os.rename", a, b, -1, -1)
+    if func(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def save_pipeline(nlp: Any, path: PathLike, *, force: bool = True) -> Path:
+    """Save a whole spaCy pipeline to `path` so that a kill at any moment leaves the
+    old pipeline or the new one, each loadable, never a mix.
+
+    `nlp.to_disk(path)` over an existing pipeline is not atomic: spaCy rewrites
+    config.cfg, meta.json, tokenizer and vocab/ in place, and a kill in between leaves a
+    model that no longer loads (a 0-byte tokenizer). Here the pipeline is written to a
+    temporary directory beside `path` and swapped in: in one atomic exchange on Linux,
+    else by two renames whose one gap (the old pipeline moved to .NAME.old, the new one
+    not yet in) is repaired by the next save and read by load_linker_pipeline. What a
+    killed save left beside `path` is removed by the next one.
+
+    force: replace a non-empty `path` (E403 without it). Returns `path`.
+    """
+    path = Path(path)
+    with atomic_directory(path, force=force) as tmp:
+        nlp.to_disk(tmp)
+    return path
+
+
 @contextlib.contextmanager
 def atomic_directory(target: PathLike, *, force: bool = False) -> Iterator[Path]:
     """Yield a temporary directory beside `target` and move it into place on success.
@@ -432,7 +561,7 @@ def atomic_directory(target: PathLike, *, force: bool = False) -> Iterator[Path]
     The directory gets 0o777 less the umask, as os.mkdir would give it (mkdtemp's 0o700
     would hide a shared model from its group).
     """
-    target = Path(target)
+    target = Path(os.path.abspath(target))  # "." has no name to put a temp dir beside
     if target.exists() and not target.is_dir():
         raise BioLinkError(Errors.E022.format(path=target, what="this output"))
     _make_parent(target)
@@ -448,11 +577,16 @@ def atomic_directory(target: PathLike, *, force: bool = False) -> Iterator[Path]
         if target.exists():
             if not force and any(target.iterdir()):
                 raise BioLinkError(Errors.E403.format(path=target))
-            backup = target.with_name(f".{target.name}.old")
-            shutil.rmtree(backup, ignore_errors=True)
-            os.replace(target, backup)
-            os.replace(tmp, target)
-            shutil.rmtree(backup, ignore_errors=True)
+            if exchange_paths(target, tmp):
+                shutil.rmtree(tmp, ignore_errors=True)  # the old target, swapped out
+            else:
+                # Two renames: a kill between them leaves the old target as .NAME.old,
+                # which clean_leftovers and load_linker_pipeline put back or read.
+                backup = target.with_name(f".{target.name}.old")
+                shutil.rmtree(backup, ignore_errors=True)
+                os.replace(target, backup)
+                os.replace(tmp, target)
+                shutil.rmtree(backup, ignore_errors=True)
         else:
             os.replace(tmp, target)
     except BaseException as err:

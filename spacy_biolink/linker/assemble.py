@@ -14,7 +14,7 @@ from typing import Optional
 from spacy.language import Language
 
 from ..errors import BioLinkError, Errors
-from ..io.files import atomic_directory, check_output_path
+from ..io.files import check_output_path, save_pipeline
 from ..runners.local import entity_setting_pipes
 from .find import require_linkers
 from .nothing_to_link import NothingToLinkCheck
@@ -58,7 +58,6 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     # Settings the linker's pipeline keeps in its meta (e.g. kb_url_template) travel with it
     if "biolink" in linker_nlp.meta:
         nlp.meta["biolink"] = {**nlp.meta.get("biolink", {}), **linker_nlp.meta["biolink"]}
-    with atomic_directory(output_dir, force=True) as tmp:
-        nlp.to_disk(tmp)
+    save_pipeline(nlp, output_dir)
     logger.info("Saved %s (pipes: %s) to %s", ner_dir, nlp.pipe_names, output_dir)
     return nlp

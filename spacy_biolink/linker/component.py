@@ -110,6 +110,11 @@ def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameInde
     """Build the `bio_linker` component from its config block (spaCy's factory hook).
     The linker is watched by a NothingToLinkCheck, which warns when the pipeline gives it
     no spans to link."""
+    if not isinstance(normalizer, MentionNormalizer):
+        # a config block naming another registered function would fail at first use
+        raise BioLinkError(Errors.E193.format(where=f"[components.{name}]", name=name,
+                                              function=getattr(normalizer, "__name__", "it"),
+                                              got=type(normalizer).__name__))
     return checked(nlp, BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
                      resolve_abbreviations=resolve_abbreviations,
                      split_composites=split_composites, k=k, threshold=threshold,
@@ -309,7 +314,13 @@ class BioLinker(Pipe):
         """
         if not self.is_initialized:
             raise BioLinkError(Errors.E101)
-        pairs = [(name, concept_id) for name, concept_id in pairs]
+        if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+            raise BioLinkError(Errors.E195.format(got=f"a {type(pairs).__name__} ({pairs!r:.60})"))
+        pairs = list(pairs)
+        for pair in pairs:
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2
+                    and all(isinstance(part, str) for part in pair)):
+                raise BioLinkError(Errors.E195.format(got=f"{pair!r:.60}"))
         unknown = [(n, c) for n, c in pairs if self.dictionary.concept_index(c) is None]
         if unknown:
             raise BioLinkError(Errors.E107.format(n=len(unknown), name=unknown[0][0],
@@ -354,6 +365,10 @@ class BioLinker(Pipe):
     def predict(self, docs: Iterable[Doc]) -> List[List[MentionLinks]]:
         """For each doc, the links of each span that spans_to_link returns."""
         docs = list(docs)
+        for doc in docs:
+            if not isinstance(doc, Doc):
+                raise BioLinkError(Errors.E196.format(type=type(doc).__name__,
+                                                      value=f"{doc!r:.60}"))
         per_doc = [[Mention.from_span(s) for s in self.spans_to_link(doc)] for doc in docs]
         if self.nothing_to_link is not None:
             self.nothing_to_link(docs, [len(mentions) for mentions in per_doc])
@@ -454,14 +469,30 @@ class BioLinker(Pipe):
         """Load a pipe serialized by `to_bytes` into this one and return it.
         Malformed data raises BioLinkError rather than loading half a linker."""
         check_model(self.model, role="encoder", where=f"{self.name} encoder")
-        msg = srsly.msgpack_loads(bytes_data)
-        if any(part not in msg for part in ("cfg", "normalizer", "encoder")):
+        if not isinstance(bytes_data, (bytes, bytearray, memoryview)):
+            raise BioLinkError(Errors.E194.format(reason=f"a {type(bytes_data).__name__}, "
+                                                         "not bytes"))
+        try:
+            msg = srsly.msgpack_loads(bytes_data)
+        except Exception as err:  # noqa: BLE001 - msgpack has many (ExtraData, ...)
+            raise BioLinkError(Errors.E194.format(reason=f"{type(err).__name__}: {err}")) from None
+        if not isinstance(msg, dict) or any(part not in msg for part in
+                                            ("cfg", "normalizer", "encoder")):
             raise BioLinkError(Errors.E104.format(path="<bytes>",
                                                   reason="no cfg, normalizer or encoder"))
-        cfg = srsly.json_loads(msg["cfg"])
+        try:
+            cfg = srsly.json_loads(msg["cfg"])
+        except (ValueError, TypeError) as err:
+            raise BioLinkError(Errors.E194.format(reason=f"cfg: {err}")) from None
         if not isinstance(cfg, dict):
             raise BioLinkError(Errors.E104.format(path="<bytes>", reason="cfg is not a JSON object"))
-        self.linker.read_parts_from_bytes(msg, cfg, exclude=exclude)
+        try:
+            self.linker.read_parts_from_bytes(msg, cfg, exclude=exclude)
+        except BioLinkError:
+            raise
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, EOFError) as err:
+            # a part cut short or from elsewhere; msgpack's errors are ValueErrors
+            raise BioLinkError(Errors.E194.format(reason=f"{type(err).__name__}: {err}")) from None
         if "stages" not in exclude:
             self._untrained_stages.clear()
         return self

@@ -3,14 +3,14 @@ import copy
 import logging
 import warnings
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from spacy import util
 from spacy.language import Language
 from thinc.api import Config
 
 from ..errors import BioLinkError, Errors, Warnings
-from ..io.files import atomic_directory, check_output_path, clean_leftovers
+from ..io.files import check_output_path, clean_leftovers, save_pipeline
 from ..io.util import PathLike
 
 logger = logging.getLogger(__name__)
@@ -79,6 +79,10 @@ def load_pipeline_config(config_path: Optional[PathLike] = None,
     lets `user_overrides` (the command line's) be checked: a key the filled config does
     not have is a misspelling (E460), not a new setting.
     """
+    import configparser
+
+    from catalogue import RegistryError
+
     from ..cli.overrides import check_overrides
     from ..io.files import read_config
 
@@ -86,7 +90,12 @@ def load_pipeline_config(config_path: Optional[PathLike] = None,
         config = Config().from_str(DEFAULT_PIPELINE_CONFIG, interpolate=False)
     else:
         config = read_config(config_path, interpolate=False)
-    filled = util.load_model_from_config(config, auto_fill=True, validate=False).config
+    try:
+        filled = util.load_model_from_config(config, auto_fill=True, validate=False).config
+    except (configparser.Error, RegistryError) as err:
+        # an interpolation loop (${paths.x} in paths.x), an unknown registered function
+        raise BioLinkError(Errors.E192.format(where=config_path or "the default config",
+                                              reason=" ".join(str(err).split()))) from None
     check_overrides(user_overrides or {}, filled)
     return Config().from_str(filled.to_str(), overrides=overrides or {}, interpolate=False)
 
@@ -250,8 +259,7 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
             raise BioLinkError(Errors.E501.format(path=encoder, reason=f"model: {err}")) from None
     nlp.initialize()
     if output_dir is not None:
-        with atomic_directory(output_dir, force=True) as tmp:
-            nlp.to_disk(tmp)
+        save_pipeline(nlp, output_dir)
     return nlp
 
 
@@ -269,11 +277,30 @@ def report_leftover_temp_dirs(output_dir: PathLike) -> List[Path]:
     return leftovers
 
 
+# What spacy.load raises on a damaged or replaced file (msgpack's ExtraData is a
+# ValueError; numpy's "no data left" an EOFError; a replaced meta.json a KeyError).
+_LOAD_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, EOFError,
+                OSError, UnicodeDecodeError)
+
+
 def load_linker_pipeline(path: PathLike) -> Language:
-    """spacy.load with an error that says what is wrong with a bad model directory."""
+    """spacy.load with an error that says what is wrong with a bad model directory: a
+    damaged spaCy-owned file (config.cfg, meta.json, tokenizer, a file of vocab/) is
+    named (E190), an invalid config explained (E192), anything else that stops the load
+    reported with its reason (E191). A save killed between its two renames (only where
+    the system cannot swap directories atomically) left the old pipeline as .NAME.old:
+    it is loaded, with a warning."""
+    import configparser
+
     import spacy
+    from catalogue import RegistryError
+    from confection import ConfigValidationError
 
     path = Path(path)
+    backup = path.with_name(f".{path.name}.old")
+    if not path.exists() and path.name and (backup / "config.cfg").is_file():
+        warnings.warn(Warnings.W010.format(path=path, backup=backup))
+        path = backup
     if not path.is_dir():
         raise BioLinkError(Errors.E401.format(path=path, reason="no such directory"))
     if not (path / "config.cfg").is_file():
@@ -282,7 +309,61 @@ def load_linker_pipeline(path: PathLike) -> Language:
     from ..io.safe_models import check_saved_transformers
 
     check_saved_transformers(path)
-    return spacy.load(path)
+    try:
+        return spacy.load(path)
+    except BioLinkError:
+        raise
+    except (configparser.Error, RegistryError, ConfigValidationError) as err:
+        raise BioLinkError(Errors.E192.format(where=path / "config.cfg",
+                                              reason=" ".join(str(err).split()))) from None
+    except _LOAD_ERRORS as err:
+        damaged = find_damaged_pipeline_file(path)
+        if damaged is not None:
+            raise BioLinkError(Errors.E190.format(path=path, file=damaged[0],
+                                                  reason=damaged[1])) from None
+        reason = " ".join(f"{type(err).__name__}: {err}".split())
+        raise BioLinkError(Errors.E191.format(path=path, reason=reason)) from None
+
+
+# The files spaCy itself writes into a pipeline directory, each with how it is read.
+_SPACY_FILES = (("config.cfg", "config"), ("meta.json", "meta"), ("tokenizer", "msgpack"),
+                ("vocab/strings.json", "strings"), ("vocab/vectors.cfg", "json_object"),
+                ("vocab/lookups.bin", "msgpack"), ("vocab/key2row", "msgpack"),
+                ("vocab/vectors", "npy"))
+
+
+def find_damaged_pipeline_file(path: PathLike) -> Optional[Tuple[Path, str]]:
+    """(file, what is wrong) for the first of spaCy's own files in the pipeline at `path`
+    that cannot be read as spaCy reads it, or None when they all can."""
+    import numpy
+    import srsly
+
+    for name, kind in _SPACY_FILES:
+        file = Path(path) / name
+        if not file.exists():
+            continue
+        try:
+            if kind == "config":
+                Config().from_str(file.read_bytes().decode("utf8"), interpolate=False)
+                continue
+            if kind == "npy":
+                numpy.load(file, allow_pickle=False)
+                continue
+            data = file.read_bytes()
+            if not data:
+                return file, "it is empty"
+            value = srsly.msgpack_loads(data) if kind == "msgpack" else srsly.json_loads(data)
+        except UnicodeDecodeError:
+            return file, "not UTF-8 text"
+        except Exception as err:  # noqa: BLE001 - each reader has its own errors
+            return file, " ".join(f"{type(err).__name__}: {err}".split()) or type(err).__name__
+        expected = {"meta": dict, "json_object": dict, "strings": list}.get(kind)
+        if expected is not None and not isinstance(value, expected):
+            return file, f"a JSON {type(value).__name__} where a JSON " \
+                         f"{'object' if expected is dict else 'array'} belongs"
+        if kind == "meta" and not isinstance(value.get("lang"), str):
+            return file, "no \"lang\" setting"
+    return None
 
 
 def check_pipeline_config(config_path: PathLike) -> None:

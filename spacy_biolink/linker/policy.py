@@ -429,8 +429,12 @@ class LinkingPolicy:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"missing {', '.join(missing)}"))
         self._adopt_saved_cfg(cfg, where=path / "cfg")
         if "normalizer" not in exclude:
-            self._adopt_saved_normalizer(srsly.read_json(path / "normalizer"),
-                                         where=path / "normalizer")
+            try:
+                state = srsly.read_json(path / "normalizer")
+            except ValueError as err:
+                raise BioLinkError(Errors.E104.format(
+                    path=path, reason=f"normalizer is not JSON: {err}")) from None
+            self._adopt_saved_normalizer(state, where=path / "normalizer")
         try:
             self.model.from_disk(path / "encoder")
         except (ValueError, KeyError, OSError) as err:
@@ -517,7 +521,11 @@ class LinkingPolicy:
         """The saved normalizer: its spelling map is data; its folding settings are the
         config's too, and since the saved index holds names folded with them, a config
         that changes them needs a rebuild (E124), like index_sources."""
-        saved = MentionNormalizer.from_dict(state)
+        try:
+            saved = MentionNormalizer.from_dict(state)
+        except (ValueError, TypeError, KeyError, AttributeError) as err:
+            raise BioLinkError(Errors.E104.format(
+                path=where, reason=f"the normalizer's settings are damaged ({err})")) from None
         if self.cfg["initialized"]:
             config, kept = self.normalizer.to_dict(), saved.to_dict()
             for key in config:

@@ -43,6 +43,7 @@ from ..linker.extensions import KB_PARTS_KEY, install_extensions
 from ..linker.find import is_linker, linked_spans, linker_pipes, require_linkers
 from ..io.files import atomic_file, check_input_file, check_output_path, iter_lines
 from ..io.util import PathLike
+from ..text.docs import make_doc
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +150,7 @@ def _parse_entities(path: Path, line_no: int, value: Any, text: str) -> List[Tup
 
 def make_input_doc(nlp: Language, document: InputDocument, path: PathLike = "<input>") -> Doc:
     """A tokenized Doc with the document's given entities (if any) as doc.ents."""
-    doc = nlp.make_doc(document.text)
+    doc = make_doc(nlp, document.text, f"{path}:{document.line}")
     if document.entities is None:
         return doc
     spans = []
