@@ -534,7 +534,7 @@ def build_learned_reranker_trainer(k: int = 20, num_leaves: int = 15,
                                    learning_rate: float = 0.05, max_rounds: int = 500,
                                    early_stopping_rounds: int = 50, min_data_in_leaf: int = 20,
                                    nil_precision: Optional[float] = None, threads: int = 0,
-                                   linker_name: Optional[str] = None):
+                                   linker_name: Optional[str] = None, cross_fit_folds: int = 0):
     """Registered `spacy-biolink.LearnedRerankerTrainer.v1`: trains the learned reranker
     on a saved linker's candidates of [paths] train, early-stopped on [paths] dev
     (training/learned_rerank.py)."""
@@ -544,4 +544,5 @@ def build_learned_reranker_trainer(k: int = 20, num_leaves: int = 15,
                                   max_rounds=max_rounds,
                                   early_stopping_rounds=early_stopping_rounds,
                                   min_data_in_leaf=min_data_in_leaf, nil_precision=nil_precision,
-                                  threads=threads, linker_name=linker_name)
+                                  threads=threads, linker_name=linker_name,
+                                  cross_fit_folds=cross_fit_folds)

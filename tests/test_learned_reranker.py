@@ -144,3 +144,33 @@ def test_nil_threshold_reaches_the_precision_asked():
     assert nil_threshold_for(top_prob, top_right, 1.0) == 0.7
     assert nil_threshold_for(top_prob, top_right, 0.8) == 0.5
     assert nil_threshold_for(top_prob, numpy.zeros(6, bool), 0.5) is None
+
+
+def test_cross_fitted_candidates_come_from_an_augmented_linker(trained):
+    """cross_fit_folds: each fold of train documents is linked by the linker plus the
+    other folds' mentions as names, dev by the linker plus every train mention, as
+    init-linker --augment builds it: dev's full names are then found as exact names
+    (exact_name 1 at the top), and no train mention is found as itself."""
+    import spacy as spacy_module
+
+    from spacy_biolink.training.learned_rerank import (LearnedRerankerTrainer, candidate_groups,
+                                                       gold_mentions)
+
+    root, _ = trained
+    config = {"paths": {"linker": str(root / "linker")}}
+    nlp = spacy_module.load(root / "linker")
+    pipe = nlp.get_pipe("bio_linker")
+    train_m, train_g = gold_mentions(nlp, pipe, root / "train.txt")
+    dev_m, dev_g = gold_mentions(nlp, pipe, root / "dev.txt")
+    stage = LearnedReranker(k=5)
+    exact = FEATURES.index("exact_name")
+    plain = candidate_groups(stage, pipe, dev_m, dev_g)
+    trainer = LearnedRerankerTrainer(k=5, cross_fit_folds=2)
+    train, dev = trainer._cross_fitted(stage, config, train_m, train_g, dev_m, dev_g)
+    tops = [rows[0] for rows in dev.split(dev.features)]
+    plain_tops = [rows[0] for rows in plain.split(plain.features)]
+    # "liver disease" is no dictionary name; with every train mention added it is one.
+    assert sum(row[exact] for row in plain_tops) == 20
+    assert sum(row[exact] for row in tops) == 40
+    # Every train mention is linked once, in its own document's fold.
+    assert len(train.sizes) == len(train_m)

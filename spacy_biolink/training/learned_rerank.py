@@ -35,11 +35,13 @@ class LearnedRerankerTrainer:
     def __init__(self, *, k: int = 20, num_leaves: int = 15, learning_rate: float = 0.05,
                  max_rounds: int = 500, early_stopping_rounds: int = 50,
                  min_data_in_leaf: int = 20, nil_precision: Optional[float] = None,
-                 threads: int = 0, linker_name: Optional[str] = None):
+                 threads: int = 0, linker_name: Optional[str] = None,
+                 cross_fit_folds: int = 0):
         for name, value, low in (("k", k, 2), ("num_leaves", num_leaves, 2),
                                  ("max_rounds", max_rounds, 1),
                                  ("early_stopping_rounds", early_stopping_rounds, 1),
-                                 ("min_data_in_leaf", min_data_in_leaf, 1), ("threads", threads, 0)):
+                                 ("min_data_in_leaf", min_data_in_leaf, 1), ("threads", threads, 0),
+                                 ("cross_fit_folds", cross_fit_folds, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise BioLinkError(Errors.E530.format(setting=name, value=value,
                                                       what=f"an integer >= {low}"))
@@ -55,6 +57,7 @@ class LearnedRerankerTrainer:
         self.nil_precision = nil_precision
         self.threads = threads
         self.linker_name = linker_name
+        self.cross_fit_folds = cross_fit_folds
 
     def __call__(self, config, output_dir: Path, *, resume: bool = False) -> Dict:
         """Train into `output_dir`: model.txt, learned_reranker.json, label_types.json,
@@ -76,8 +79,12 @@ class LearnedRerankerTrainer:
         dev_mentions, dev_golds = gold_mentions(nlp, pipe, require_path(config, "dev"),
                                                 keep_nil=True)
         stage.label_types = label_type_rates(pipe.dictionary, train_mentions, train_golds)
-        train = candidate_groups(stage, pipe, train_mentions, train_golds)
-        dev = candidate_groups(stage, pipe, dev_mentions, dev_golds)
+        if self.cross_fit_folds > 1:
+            train, dev = self._cross_fitted(stage, config, train_mentions, train_golds,
+                                            dev_mentions, dev_golds)
+        else:
+            train = candidate_groups(stage, pipe, train_mentions, train_golds)
+            dev = candidate_groups(stage, pipe, dev_mentions, dev_golds)
         logger.info("learned reranker: %d train and %d dev mentions, %d and %d candidates",
                     len(train_mentions), len(dev_mentions), len(train.features),
                     len(dev.features))
@@ -136,6 +143,42 @@ class LearnedRerankerTrainer:
                     meta["dev_acc@1_before"], meta["dev_acc@1"], meta["seconds"],
                     booster.best_iteration)
         return meta
+
+
+    def _cross_fitted(self, stage, config, train_mentions, train_golds, dev_mentions, dev_golds
+                      ) -> Tuple["CandidateGroups", "CandidateGroups"]:
+        """Candidates as a linker augmented with corpus mentions gives them (BioSyn's
+        protocol), without a mention finding itself: the train documents are cut into
+        folds, and each fold is linked by the linker plus the other folds' mentions as
+        names (add_names); dev by the linker plus every train mention."""
+        from ..linker.find import the_linker
+        from ..linker.pipeline import load_linker_pipeline
+
+        def augmented(mentions, golds):
+            nlp = load_linker_pipeline(require_path(config, "linker"))
+            pipe = the_linker(nlp, self.linker_name, command="train configs/rank.cfg")
+            dictionary = pipe.dictionary
+            pairs = [(" ".join(m.text.split()), dictionary.primary_id(min(g)))
+                     for m, g in zip(mentions, golds) if g and m.text.strip()]
+            pipe.add_names(pairs)
+            return pipe
+
+        docs = {id(m.doc): i for i, m in enumerate(dict.fromkeys(m.doc for m in train_mentions))}
+        fold_of = [docs[id(m.doc)] % self.cross_fit_folds for m in train_mentions]
+        folds = []
+        for fold in range(self.cross_fit_folds):
+            inside = [i for i, f in enumerate(fold_of) if f == fold]
+            others = [i for i, f in enumerate(fold_of) if f != fold]
+            pipe = augmented([train_mentions[i] for i in others], [train_golds[i] for i in others])
+            folds.append(candidate_groups(stage, pipe, [train_mentions[i] for i in inside],
+                                          [train_golds[i] for i in inside]))
+        train = CandidateGroups(numpy.concatenate([f.features for f in folds]),
+                                numpy.concatenate([f.labels for f in folds]),
+                                [s for f in folds for s in f.sizes],
+                                [g for f in folds for g in f.golds])
+        dev = candidate_groups(stage, augmented(train_mentions, train_golds), dev_mentions,
+                               dev_golds)
+        return train, dev
 
 
 def gold_mentions(nlp, pipe, corpus, *, keep_nil: bool = False) -> Tuple[List, List[Set[int]]]:
