@@ -8,7 +8,9 @@ score-pairs, eval-pairs), link.py (link, visualize); app.py holds what they shar
 import logging
 
 from . import build, evaluate, link, train  # noqa: F401  (each adds its commands to `app`)
-from .app import app
+from .app import app, summarize_commands
+
+summarize_commands(app)
 
 __all__ = ["app", "main"]
 

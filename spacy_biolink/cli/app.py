@@ -10,9 +10,25 @@ from wasabi import msg
 from ..errors import BioLinkError, Errors
 from ..io.files import atomic_file
 
+# rich_markup_mode=None: click's plain help, which wraps long values instead of cutting
+# them with "…" and shows no "<bool>" after flags (typer's rich tables do both), and
+# imports no rich.
 app = typer.Typer(name="spacy_biolink", add_completion=False, no_args_is_help=True,
-                  pretty_exceptions_enable=False,
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Biomedical entity linking for spaCy.")
+
+
+def summarize_commands(typer_app: typer.Typer) -> None:
+    """Give each command without a `short_help` its docstring's first paragraph as one.
+
+    Click cuts a command's summary in `--help`'s command list with "..." at about 45
+    characters unless `short_help` is set; a set one is wrapped, never cut."""
+    import inspect
+
+    for info in typer_app.registered_commands:
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if info.short_help is None and doc:
+            info.short_help = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
 
 
 def write_output(path: Path, content: Any, *, said: str = "") -> None:
@@ -30,10 +46,12 @@ def fail_cleanly(func):
     """Show a BioLinkError as one readable line and exit 1, instead of a traceback."""
     import functools
 
-    from confection import ConfigValidationError
-
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        # imported when a command runs, not when it is declared: confection costs `--help`
+        # a quarter of a second
+        from confection import ConfigValidationError
+
         try:
             return func(*args, **kwargs)
         except BioLinkError as err:
