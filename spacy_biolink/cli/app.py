@@ -5,10 +5,49 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
-from wasabi import msg
+import wasabi
 
 from ..errors import BioLinkError, Errors
 from ..io.files import atomic_file
+
+class UnwrappedPrinter(wasabi.Printer):
+    """wasabi's Printer, whose messages are printed whole: its `text` cuts every message
+    into lines of 80 columns, which broke "Wrote PATH (...)" and one-line errors
+    mid-sentence in logs. Icons, colours, `spaced` and `exits` work as in wasabi."""
+
+    def text(self, title: Any = "", text: Any = "", color: Any = None, bg_color: Any = None,
+             icon: Optional[str] = None, spaced: bool = False, show: bool = True,
+             no_print: bool = False, exits: Optional[int] = None):
+        """Print (or with no_print, return) `title`, then `text` on the next line."""
+        import sys
+
+        if not show:
+            return None
+        title = str(title)
+        if self.pretty:
+            icon_str = self.icons.get(icon) if icon else None
+            if icon_str:
+                title = wasabi.util.locale_escape(f"{icon_str} {title}").strip()
+            if self.show_color:
+                title = wasabi.util.color(title, fg=self.colors.get(color, color),
+                                          bg=self.colors.get(bg_color, bg_color))
+        if text:
+            title = f"{title}\n{text}"
+        if exits is not None or spaced:
+            title = f"\n{title}\n"
+        if no_print or self.no_print:
+            if exits is not None:
+                raise SystemExit(title.strip())
+            return title
+        print(title)
+        if exits is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            sys.exit(exits)
+        return None
+
+
+msg = UnwrappedPrinter()
 
 # rich_markup_mode=None: click's plain help, which wraps long values instead of cutting
 # them with "…" and shows no "<bool>" after flags (typer's rich tables do both), and

@@ -4,11 +4,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from wasabi import msg
 
 from ..errors import BioLinkError, Errors
 from ..io.files import check_output_path
-from .app import app, check_at_least, fail_cleanly, write_output
+from .app import app, check_at_least, fail_cleanly, msg, write_output
 
 
 @app.command("link")

@@ -504,7 +504,7 @@ def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int
         import ray.data
     except ImportError:
         raise BioLinkError(Errors.E800) from None
-    from tqdm import tqdm
+    from ..io.progress import progress_bar
 
     started_ray = False
     if not ray.is_initialized():
@@ -535,7 +535,7 @@ def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int
         results: Dict[str, Dict[str, Any]] = {}
         linked_docs = 0
         begun = time.perf_counter()
-        with tqdm(total=len(todo), unit="shard", desc="Linking", disable=not progress) as bar, \
+        with progress_bar(total=len(todo), unit="shard", desc="Linking", disable=not progress) as bar, \
                 _worker_errors_as_biolink_errors():
             for row in dataset.iter_rows():
                 result = json.loads(row["result"])
