@@ -492,9 +492,8 @@ class Errors(metaclass=ErrorsWithCodes):
 
 class Warnings(metaclass=ErrorsWithCodes):
     W001 = ("{n} dictionary name(s) belong to more than one concept (e.g. {name!r}: {ids}). "
-            "A mention matching such a name gets all its concepts with equal scores, the "
-            "one corpus annotations (--augment) gave that name most often first, then in "
-            "dictionary order; merge or drop the duplicates if that is not wanted.")
+            "A mention matching such a name gets all its concepts with equal scores, "
+            "{order}; merge or drop the duplicates if that is not wanted.")
     W002 = ("{n} mention(s) in {path} do not match the text at their offsets (first: "
             "{example}). They are kept with their offsets as given.")
     W003 = ("bio_linker: sieve_threshold is set but the dictionary has no corpus-mention "

@@ -311,3 +311,47 @@ def test_local_engine_says_a_directory_needs_ray(model_dir, tmp_path):
     result = CliRunner().invoke(app, ["link", str(inputs), "--model", str(model_dir),
                                       "--output", str(tmp_path / "out"), "--engine", "spark"])
     assert result.exit_code == 1 and "E811" in result.output
+
+
+@pytest.mark.distributed
+def test_cli_ray_run_leaves_no_worker_and_no_ray_noise(model_dir, tmp_path):
+    """`link --engine ray` as a user runs it (its own local cluster, in a process of its
+    own): once the command has exited no `ray::` process of that run is left (issue 37:
+    `ray::MapWorker`s of ~840 MB each outlived it), Ray's own warnings stay out of the
+    output, and fewer workers than asked says why."""
+    import subprocess
+    import sys
+    import time
+
+    psutil = pytest.importorskip("psutil")
+
+    def ray_processes():
+        """ray:: processes, less those of the module's cluster (this process started it,
+        so they descend from it; the command's cluster does not)."""
+        found = set()
+        for proc in psutil.process_iter(["pid", "cmdline"]):
+            try:
+                if any("ray::" in part for part in proc.info["cmdline"] or []) and \
+                        os.getpid() not in {parent.pid for parent in proc.parents()}:
+                    found.add(proc.info["pid"])
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        return found
+
+    before = ray_processes()  # the module's cluster (other tests) is not this run's
+    shards = write_shards(tmp_path / "in", 1, 3)
+    result = subprocess.run([sys.executable, "-m", "spacy_biolink", "link", str(shards), "-m",
+                             str(model_dir), "-o", str(tmp_path / "out"), "--engine", "ray",
+                             "--num-workers", "2"], capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    deadline = time.monotonic() + 5
+    while ray_processes() - before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not ray_processes() - before, "ray:: processes outlived the command"
+    for noise in ("core_worker.cc", "may hang forever", "WARNING", "token"):
+        assert noise not in output, output
+    assert "1 worker" in output and "1 shard" in output, output
+    report = json.loads((tmp_path / "out" / "_report.json").read_text())
+    assert report["workers"] == 1 and report["workers_requested"] == 2
+    assert "shard" in report["workers_note"]

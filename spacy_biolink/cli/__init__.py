@@ -8,7 +8,9 @@ score-pairs, eval-pairs), link.py (link, visualize); app.py holds what they shar
 import logging
 
 from . import build, evaluate, link, train  # noqa: F401  (each adds its commands to `app`)
-from .app import app
+from .app import app, summarize_commands
+
+summarize_commands(app)
 
 __all__ = ["app", "main"]
 
@@ -23,11 +25,31 @@ def main() -> None:
     from ..errors import Errors
 
     log_info_to_stderr()
+    show_our_warnings_plainly()
     try:
         app()
     except KeyboardInterrupt:
         msg.fail(Errors.E034)
         sys.exit(130)
+
+
+def show_our_warnings_plainly() -> None:
+    """This package's warnings as one `UserWarning: [W001] ...` line, without the
+    `file.py:278:` prefix and the `warnings.warn(...)` source line Python adds, which
+    tell a command-line user nothing. Other packages' warnings are shown as before.
+    Set by the command only: a library does not change how its host shows warnings."""
+    import os
+    import warnings
+
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    default = warnings.formatwarning
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        if os.path.abspath(filename).startswith(package_dir + os.sep):
+            return f"{category.__name__}: {message}\n"
+        return default(message, category, filename, lineno, line)
+
+    warnings.formatwarning = formatwarning
 
 
 def log_info_to_stderr() -> None:

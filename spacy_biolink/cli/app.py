@@ -6,14 +6,69 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import typer
-from wasabi import msg
+import wasabi
 
 from ..errors import BioLinkError, Errors
 from ..io.files import atomic_file
 
+class UnwrappedPrinter(wasabi.Printer):
+    """wasabi's Printer, whose messages are printed whole: its `text` cuts every message
+    into lines of 80 columns, which broke "Wrote PATH (...)" and one-line errors
+    mid-sentence in logs. Icons, colours, `spaced` and `exits` work as in wasabi."""
+
+    def text(self, title: Any = "", text: Any = "", color: Any = None, bg_color: Any = None,
+             icon: Optional[str] = None, spaced: bool = False, show: bool = True,
+             no_print: bool = False, exits: Optional[int] = None):
+        """Print (or with no_print, return) `title`, then `text` on the next line."""
+        import sys
+
+        if not show:
+            return None
+        title = str(title)
+        if self.pretty:
+            icon_str = self.icons.get(icon) if icon else None
+            if icon_str:
+                title = wasabi.util.locale_escape(f"{icon_str} {title}").strip()
+            if self.show_color:
+                title = wasabi.util.color(title, fg=self.colors.get(color, color),
+                                          bg=self.colors.get(bg_color, bg_color))
+        if text:
+            title = f"{title}\n{text}"
+        if exits is not None or spaced:
+            title = f"\n{title}\n"
+        if no_print or self.no_print:
+            if exits is not None:
+                raise SystemExit(title.strip())
+            return title
+        print(title)
+        if exits is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            sys.exit(exits)
+        return None
+
+
+msg = UnwrappedPrinter()
+
+# rich_markup_mode=None: click's plain help, which wraps long values instead of cutting
+# them with "…" and shows no "<bool>" after flags (typer's rich tables do both), and
+# imports no rich.
 app = typer.Typer(name="spacy_biolink", add_completion=False, no_args_is_help=True,
-                  pretty_exceptions_enable=False,
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Biomedical entity linking for spaCy.")
+
+
+def summarize_commands(typer_app: typer.Typer) -> None:
+    """Give each command without a `short_help` its docstring's first paragraph as one.
+
+    Click cuts a command's summary in `--help`'s command list with "..." at about 45
+    characters unless `short_help` is set; a set one is wrapped, never cut."""
+    import inspect
+
+    for info in typer_app.registered_commands:
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if info.short_help is None and doc:
+            info.short_help = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
 
 
 def write_output(path: Path, content: Any, *, said: str = "") -> None:
@@ -40,11 +95,13 @@ def fail_cleanly(func):
     import configparser
     import functools
 
-    from catalogue import RegistryError
-    from confection import ConfigValidationError
-
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        # imported when a command runs, not when it is declared: confection costs `--help`
+        # a quarter of a second
+        from catalogue import RegistryError
+        from confection import ConfigValidationError
+
         try:
             check_outputs_spare_inputs(kwargs)
             return func(*args, **kwargs)

@@ -3,10 +3,9 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from wasabi import msg
 
 from ..io.files import check_output_path
-from .app import app, corpus_filters, fail_cleanly
+from .app import app, corpus_filters, fail_cleanly, msg
 
 
 @app.command("init-linker", context_settings={"allow_extra_args": True,

@@ -5,11 +5,11 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import typer
-from wasabi import msg
 
 from ..errors import BioLinkError, Errors
 from ..io.files import atomic_file, check_output_path
-from .app import app, check_at_least, corpus_filters, fail_cleanly, parse_ks, write_output
+from .app import (app, check_at_least, corpus_filters, fail_cleanly, msg, parse_ks,
+                  write_output)
 
 
 @app.command("evaluate")

@@ -4,11 +4,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from wasabi import msg
 
 from ..errors import BioLinkError, Errors
 from ..io.files import check_output_path
-from .app import app, check_at_least, fail_cleanly, write_output
+from .app import app, check_at_least, fail_cleanly, msg, write_output
 
 
 @app.command("link")
@@ -67,9 +66,12 @@ def _link_distributed(input_path: Path, model: Path, output: Path, *, engine: st
         raise BioLinkError(Errors.E811.format(what="engine", value=engine, options="local, ray"))
     options = {k: v for k, v in options.items() if v is not None}
     report = link_corpus(input_path, model, output, **options)
-    msg.good(f"Wrote {report['shards_done_now']} shard(s) to {output} "
+    msg.good(f"Wrote {report['shards_done_now']} shard(s) to {output} on "
+             f"{report['workers']} worker(s) "
              f"({report['this_run']['docs_per_second']} docs/s, {report['seconds']:.1f}s); "
              f"{report['shards_done_earlier']} done earlier; report: {output / '_report.json'}")
+    if report.get("workers_note"):
+        msg.info(report["workers_note"])
     msg.table([("docs in", report["docs_in"]), ("docs out", report["docs_out"]),
                ("malformed (not linked)", report["errors"]), ("entities", report["entities"])])
 

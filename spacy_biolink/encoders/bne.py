@@ -160,9 +160,9 @@ def embed(model: Model, texts: Sequence[str], *, normalize: Optional[bool] = Non
     module.eval()
     starts = range(0, len(texts), batch_size)
     if progress:
-        from tqdm import tqdm
+        from ..io.progress import progress_bar
 
-        starts = tqdm(starts, desc="BNE encoding", unit="batch", leave=False)
+        starts = progress_bar(starts, desc="BNE encoding", unit="batch", leave=False)
     try:
         with torch.no_grad():
             for start in starts:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy
-from tqdm import tqdm
+from ..io.progress import progress_bar
 
 from ..errors import BioLinkError, Errors
 from ..io.util import PathLike
@@ -121,7 +121,7 @@ def extract_token_embeddings(backbone: PathLike, tokenizer_json: str, contexts: 
     # "first" / "last" mean the contexts' own order, so only "avg" may reorder them.
     if occurrence != "avg":
         order = list(range(len(texts)))
-    for start in tqdm(range(0, len(texts), batch_size), desc=f"token vectors ({layers})",
+    for start in progress_bar(range(0, len(texts), batch_size), desc=f"token vectors ({layers})",
                       leave=False, mininterval=5):
         add(tokenizer.encode_batch([texts[i] for i in order[start:start + batch_size]]))
     # Tokens no context holds: each on its own, so every row comes from the same layers.
@@ -129,7 +129,7 @@ def extract_token_embeddings(backbone: PathLike, tokenizer_json: str, contexts: 
     special = {tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]",
                                                   "<s>", "</s>", "<pad>", "<mask>", "<unk>")}
     unseen = [i for i in unseen if i not in special]
-    for start in tqdm(range(0, len(unseen), 1024), desc="token vectors (unseen tokens)",
+    for start in progress_bar(range(0, len(unseen), 1024), desc="token vectors (unseen tokens)",
                       leave=False, mininterval=5):
         chunk = unseen[start:start + 1024]
         vectors, ids, mask = states([_single(tokenizer, i) for i in chunk])

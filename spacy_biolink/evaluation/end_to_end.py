@@ -26,7 +26,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin, Span
-from tqdm import tqdm
+from ..io.progress import progress_bar
 
 from ..corpora.docbin import NO_ID, TYPES_ATTR
 from ..kb.dictionary import ConceptDictionary
@@ -71,7 +71,7 @@ def evaluate_end_to_end(nlp: Language, gold: Union[PathLike, Iterable[Doc]], *,
     counts = {"n_docs": 0, "n_gold_mentions": 0, "n_gold_without_id": 0, "n_gold_composite": 0,
               "n_pred_on_gold_without_id": 0}
     texts = _checked_texts(nlp, gold_docs, gold)
-    predicted_docs = nlp.pipe(tqdm(texts, desc="end-to-end", unit="doc", disable=not progress),
+    predicted_docs = nlp.pipe(progress_bar(texts, desc="end-to-end", unit="doc", disable=not progress),
                               batch_size=batch_size)
     for gold_doc, pred_doc in zip(gold_docs, predicted_docs):
         counts["n_docs"] += 1

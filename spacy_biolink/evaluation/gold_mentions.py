@@ -28,7 +28,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set
 
 from spacy.language import Language
 from spacy.util import minibatch
-from tqdm import tqdm
+from ..io.progress import progress_bar
 
 from ..linker.component import BioLinker
 from ..linker.find import the_linker, the_linker_pipe
@@ -98,7 +98,7 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
     by_type: Dict[str, Counter] = defaultdict(Counter)
     n_mentions = n_evaluated = 0
     docs = read_pubtator(corpus, types=types, pmids=pmids)
-    for batch in minibatch(tqdm(docs, desc="evaluate", unit="doc", disable=not progress), batch_size):
+    for batch in minibatch(progress_bar(docs, desc="evaluate", unit="doc", disable=not progress), batch_size):
         queries: List[_Query] = []
         mentions: List[Mention] = []
         for pubtator_doc in batch:

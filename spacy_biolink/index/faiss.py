@@ -4,7 +4,7 @@ from typing import Tuple
 
 import numpy
 from scipy import sparse
-from tqdm import tqdm
+from ..io.progress import progress_bar
 
 from ..errors import BioLinkError, Errors
 from ..io.util import read_arrays
@@ -85,7 +85,7 @@ class FaissIndex(NameIndex):
 
     def _add(self, vectors: numpy.ndarray) -> None:
         batches = range(0, len(vectors), self.add_batch_size)
-        for start in tqdm(batches, desc="faiss index", unit="batch", disable=len(batches) < 4):
+        for start in progress_bar(batches, desc="faiss index", unit="batch", disable=len(batches) < 4):
             self.index.add(vectors[start:start + self.add_batch_size])
 
     def search(self, queries: numpy.ndarray, k: int) -> SearchResult:

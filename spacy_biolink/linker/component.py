@@ -292,7 +292,13 @@ class BioLinker(Pipe):
         shared = dictionary.shared_names()
         if shared:
             name, ids = shared[0]
-            warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids)))
+            # Corpus counts break ties only where corpus mentions were added (here, or before
+            # the dictionary was passed in): say so only then.
+            counted = bool(dictionary.name_concept_counts.any())
+            order = ("the one corpus annotations (--augment) gave that name most often "
+                     "first, then in dictionary order" if counted else "in dictionary order")
+            warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids),
+                                               order=order))
         self.linker.index_names(dictionary, fit_encoder=True)
         if self.cfg["sieve_threshold"] is not None:
             if not self.linker.has_sieve:

@@ -464,9 +464,9 @@ def link_corpus(input_path: PathLike, model: PathLike, output_dir: PathLike, *,
     output_dir.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(todo)
     results: Dict[str, Dict[str, Any]] = {}
-    workers = 0
+    workers, requested = 0, num_workers
     if todo:
-        results, workers = _run_on_ray(todo, model, num_workers=num_workers, address=address,
+        results, workers, requested = _run_on_ray(todo, model, num_workers=num_workers, address=address,
                                        batch_size=batch_size, num_gpus=num_gpus,
                                        output_format=output_format, code=code,
                                        max_attempts=max_attempts, progress=progress)
@@ -474,6 +474,8 @@ def link_corpus(input_path: PathLike, model: PathLike, output_dir: PathLike, *,
     report = _build_report(todo, done_earlier, results, input_path=input_path, model=model,
                            output_dir=output_dir, started_at=started_at,
                            seconds=time.perf_counter() - started, workers=workers,
+                           workers_requested=requested,
+                           workers_note=workers_note(workers, requested, len(todo)),
                            address=address)
     report_path = output_dir / REPORT_NAME
     with atomic_file(report_path) as fileh:
@@ -498,20 +500,29 @@ def link_corpus(input_path: PathLike, model: PathLike, output_dir: PathLike, *,
 def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int],
                 address: Optional[str], batch_size: int, num_gpus: float, output_format: str,
                 code: Optional[PathLike], max_attempts: int, progress: bool
-                ) -> Tuple[Dict[str, Dict[str, Any]], int]:
+                ) -> Tuple[Dict[str, Dict[str, Any]], int, int]:
+    """Link `todo` on Ray. Returns the results by shard, the actors started and the
+    actors asked for (num_workers, or the cluster's CPUs when None)."""
     try:
         import ray
         import ray.data
     except ImportError:
         raise BioLinkError(Errors.E800) from None
-    from tqdm import tqdm
+    from ..io.progress import progress_bar
 
     started_ray = False
+    quiet = _QuietRay()
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
+        quiet.before_init()
+        ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR,
+                 # workers' own stderr (C++ lines, Ray Data notices) stays in Ray's log
+                 # files; a shard's failure reaches the driver as a result or an exception
+                 log_to_driver=False)
         started_ray = True
     context = ray.data.DataContext.get_current()
     saved = context.enable_progress_bars, context.max_errored_blocks
+    results: Dict[str, Dict[str, Any]] = {}
+    quiet.enter()
     try:
         context.enable_progress_bars = False  # ours below counts shards and documents
         # a shard whose task errors anyway is left out, not the whole run: the driver
@@ -532,10 +543,9 @@ def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int
                                    "output_format": output_format,
                                    "code": str(Path(code).resolve()) if code else None,
                                    "use_gpu": num_gpus > 0, "max_attempts": max_attempts})
-        results: Dict[str, Dict[str, Any]] = {}
         linked_docs = 0
         begun = time.perf_counter()
-        with tqdm(total=len(todo), unit="shard", desc="Linking", disable=not progress) as bar, \
+        with progress_bar(total=len(todo), unit="shard", desc="Linking", disable=not progress) as bar, \
                 _worker_errors_as_biolink_errors():
             for row in dataset.iter_rows():
                 result = json.loads(row["result"])
@@ -549,11 +559,93 @@ def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int
             if str(task.input) not in results:
                 results[str(task.input)] = _failed(
                     str(task.input), Errors.E808.format(shard=task.input, n=max_attempts))
-        return results, workers
+        return results, workers, num_workers
     finally:
         context.enable_progress_bars, context.max_errored_blocks = saved
         if started_ray:
             ray.shutdown()
+            # ray.shutdown() does not wait for the actors' processes: on a loaded box
+            # `ray::MapWorker`s (~840 MB each) outlived the command, adopted by init.
+            stop_worker_processes({r["pid"] for r in results.values() if r.get("pid")})
+        quiet.exit()
+
+
+def workers_note(workers: int, requested: Optional[int], shards: int) -> Optional[str]:
+    """Why fewer workers ran than were asked for (each links whole shards, one at a time,
+    so there is no use for more than there are shards to link); None when as many ran."""
+    if requested is None or workers >= requested:
+        return None
+    return (f"{requested} worker(s) asked, {workers} started: each links whole shards, and "
+            f"{shards} shard(s) were left to link (split the input into more shards to use "
+            f"more workers)")
+
+
+class _QuietRay:
+    """Keeps Ray's own notices out of a normal run's output: the token-authentication
+    WARNING, Ray Data's INFO/WARNING lines (execution plan, "progress bars disabled",
+    "Cluster resources are not enough ... may hang forever" while actors start on a
+    loaded machine) and the driver's `core_worker.cc` error line about constructor
+    arguments. Ray errors still raise; set RAY_BACKEND_LOG_LEVEL or the `ray` loggers'
+    levels yourself to see the rest (Ray's log files keep everything)."""
+
+    LOGGERS = ("ray", "ray.data")
+
+    def __init__(self):
+        self.levels: Dict[str, int] = {}
+
+    def before_init(self) -> None:
+        """Before ray.init of a cluster we start: C++ logging below fatal off, unless set."""
+        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
+
+    def enter(self) -> None:
+        """Ray's Python loggers at ERROR for the run."""
+        for name in self.LOGGERS:
+            log = logging.getLogger(name)
+            self.levels[name] = log.level
+            log.setLevel(logging.ERROR)
+
+    def exit(self) -> None:
+        """The loggers' levels as they were."""
+        for name, level in self.levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def stop_worker_processes(pids: Iterable[int], *, grace: float = 10.0) -> List[int]:
+    """Wait up to `grace` seconds for the worker processes of a cluster this run started
+    (and has shut down) to exit, then end those left: SIGTERM, then SIGKILL. Only
+    processes whose command line is a Ray worker's (`ray::...`) are signalled, so a
+    reused pid is left alone. Returns the pids that had to be signalled."""
+    import signal
+
+    def alive_worker(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fileh:
+                return b"ray::" in fileh.read()
+        except OSError:  # gone (or no /proc: nothing to check there)
+            return False
+
+    left = set(pids)
+    deadline = time.monotonic() + grace
+    while left and time.monotonic() < deadline:
+        left = {pid for pid in left if alive_worker(pid)}
+        if left:
+            time.sleep(0.2)
+    signalled = sorted(left)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        stop = time.monotonic() + 3
+        while left and time.monotonic() < stop:
+            left = {pid for pid in left if alive_worker(pid)}
+            if left:
+                time.sleep(0.1)
+    if signalled:
+        logger.info("Ended %d Ray worker process(es) left after shutdown: %s", len(signalled),
+                    signalled)
+    return signalled
 
 
 @contextlib.contextmanager

@@ -325,7 +325,7 @@ def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path:
     warn_if_nothing_to_link(nlp, n_documents - given_entities, n_documents,
                             model_path=model_path or "<given nlp>")
     linked = LinkedRecords(nlp)
-    from tqdm import tqdm
+    from ..io.progress import progress_bar
 
     records = link_documents(nlp, read_input_documents(input_path, format=format),
                              path=input_path, batch_size=batch_size, n_process=n_process,
@@ -334,7 +334,7 @@ def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path:
     with atomic_file(output_path, "wb" if gzipped else "w") as raw:
         fileh = gzip.open(raw, "wt", encoding="utf8") if gzipped else raw
         try:
-            for record in tqdm(records, total=n_documents, unit="doc", disable=not progress,
+            for record in progress_bar(records, total=n_documents, unit="doc", disable=not progress,
                                desc="Linking"):
                 fileh.write(json.dumps(record, ensure_ascii=False) + "\n")
                 linked.count(stats, record)

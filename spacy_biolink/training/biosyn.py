@@ -13,14 +13,14 @@ from typing import Dict, List, Tuple
 
 import numpy
 from scipy import sparse
-from tqdm import tqdm
+from ..io.progress import progress_bar
 
 from ..kb.dictionary import ConceptDictionary
 from ..encoders.saved import META_FILE, save_encoder
 from ..text.normalize import MentionNormalizer
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import corpus_mention_pairs, read_dictionary
-from .dev import dev_accuracy
+from .dev import augmented_for_dev, dev_accuracy
 from .log import TrainingLog
 from .run import require_path
 
@@ -110,9 +110,11 @@ class BioSynTrainer:
             logger.info("BioSyn: resuming after epoch %d (best dev acc@1 %.4f)",
                         checkpoint["epoch"], best)
         augment = [train_path] if self.dev_augment_train else []
+        # augmented once: dev is scored after every epoch
+        dev_dictionary = augmented_for_dev(dictionary, augment)
         meta = {"method": "biosyn", "backbone": str(backbone), "settings": self.settings(),
                 "seed": seed, "n_train_mentions": len(mentions)}
-        epochs = tqdm(range(start_epoch, self.max_epochs + 1), desc="BioSyn epochs",
+        epochs = progress_bar(range(start_epoch, self.max_epochs + 1), desc="BioSyn epochs",
                       unit="epoch", initial=start_epoch - 1, total=self.max_epochs)
         for epoch in epochs:
             name_vectors = encode_chunked(model, names, desc=f"epoch {epoch}: encoding names")
@@ -126,7 +128,7 @@ class BioSynTrainer:
             order = numpy.random.default_rng(seed + epoch).permutation(len(mentions))
             module.train()
             batches = range(0, len(order), self.batch_size)
-            for start in tqdm(batches, desc=f"epoch {epoch}: training", unit="batch", leave=False):
+            for start in progress_bar(batches, desc=f"epoch {epoch}: training", unit="batch", leave=False):
                 rows = order[start:start + self.batch_size]
                 query = encode_with_grad(model, [mentions[i] for i in rows])
                 cand = encode_with_grad(model, [names[n] for n in candidates[rows].ravel()])
@@ -139,8 +141,7 @@ class BioSynTrainer:
                 optimizer.step()
                 losses.append(float(loss.detach()))
             module.eval()
-            scores = dev_accuracy(model, dictionary, dev_path, index_config=SPARSE_INDEX,
-                                  augment=augment)
+            scores = dev_accuracy(model, dev_dictionary, dev_path, index_config=SPARSE_INDEX)
             record = {"epoch": epoch, "loss": float(numpy.mean(losses)) if losses else 0.0,
                       "dev_acc@1": scores["acc@1"], "dev_acc@5": scores["acc@5"],
                       "sparse_weight": sparse_weight(model),
@@ -203,7 +204,7 @@ def encode_chunked(model, texts: List[str], *, desc: str) -> numpy.ndarray:
 
     chunks = range(0, len(texts), ENCODE_CHUNK)
     parts = [embed(model, texts[i:i + ENCODE_CHUNK], normalize=False)
-             for i in tqdm(chunks, desc=desc, unit="chunk", leave=False, disable=len(chunks) < 2)]
+             for i in progress_bar(chunks, desc=desc, unit="chunk", leave=False, disable=len(chunks) < 2)]
     return numpy.concatenate(parts) if parts else numpy.zeros((0, 0), dtype=numpy.float32)
 
 

@@ -29,7 +29,7 @@ from ..evaluation.synonym_retrieval import SPLIT_FILE, TRAIN, SynonymSplit
 from .wordvectors import WordVectors
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import MentionPairs, corpus_mention_pairs, dictionary_name_pairs, read_dictionary
-from .dev import dev_accuracy
+from .dev import augmented_for_dev, dev_accuracy
 from .log import TrainingLog
 from .losses import in_batch_logistic
 from .run import require_path
@@ -116,6 +116,8 @@ class BneTrainer:
             split.to_disk(output_dir / SPLIT_FILE)
             meta["split"] = split.describe()
         augment = [train_path] if (train_path and self.dev_augment_train) else []
+        # augmented once: dev is scored after every epoch
+        dev_dictionary = augmented_for_dev(dictionary, augment) if dev_path is not None else None
         started = time.monotonic()
         out_of_time = False
         epoch = start_epoch
@@ -124,9 +126,9 @@ class BneTrainer:
             rng = numpy.random.default_rng([seed, epoch])
             batches = data.epoch(rng, self.batch_size, self.steps_per_epoch)
             losses, parts = [], []
-            from tqdm import tqdm
+            from ..io.progress import progress_bar
 
-            bar = tqdm(batches, desc=f"BNE epoch {epoch}", unit="batch", leave=False)
+            bar = progress_bar(batches, desc=f"BNE epoch {epoch}", unit="batch", leave=False)
             for batch in bar:
                 loss, part = self.step(module, optimizer, data, batch, rng)
                 losses.append(loss)
@@ -143,8 +145,7 @@ class BneTrainer:
                 if values:
                     record[f"loss_{name}"] = float(numpy.mean(values))
             if dev_path is not None:
-                scores = dev_accuracy(model, dictionary, dev_path, index_config=INDEX_CONFIG,
-                                      augment=augment)
+                scores = dev_accuracy(model, dev_dictionary, dev_path, index_config=INDEX_CONFIG)
                 record.update({"dev_acc@1": scores["acc@1"], "dev_acc@5": scores["acc@5"]})
                 if scores["acc@1"] > best:
                     best, bad_epochs = scores["acc@1"], 0

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Dict, Iterator, Optional, Sequence
 
 import numpy
-from tqdm import tqdm
+from ..io.progress import progress_bar
 
 from ..encoders.saved import save_encoder
 from ..errors import BioLinkError, Errors
@@ -292,7 +292,7 @@ class DanTrainer:
         network.train()
         order = rng.permutation(anchors)
         concept_array = concepts.numpy()
-        for start in tqdm(range(0, len(order), self.batch_size), desc=f"CCA+DAN epoch {epoch + 1}",
+        for start in progress_bar(range(0, len(order), self.batch_size), desc=f"CCA+DAN epoch {epoch + 1}",
                           unit="batch", leave=False, disable=len(order) < 20 * self.batch_size):
             batch = order[start:start + self.batch_size]
             positives = numpy.array([_other_member(members[c], a, rng)
@@ -343,12 +343,14 @@ class DanTrainer:
         from spacy.util import registry
 
         from ..encoders.hybrid import hybrid_encoder
-        from .dev import dev_accuracy
+        from .dev import augmented_for_dev, dev_accuracy
 
         dev = require_path(config, "dev")
         train = config.get("paths", {}).get("train")
         augment = [require_path(config, "train")] if train not in (None, "", "null") else []
-        dense = dev_accuracy(model, dictionary, dev, index_config=FAISS_FLAT, augment=augment)
+        # once for the dense linker and every hybrid weight
+        dictionary = augmented_for_dev(dictionary, augment)
+        dense = dev_accuracy(model, dictionary, dev, index_config=FAISS_FLAT)
         out = {"dev_acc@1": dense["acc@1"], "dev_acc@5": dense["acc@5"]}
         if not self.hybrid_sparse_weights:
             return out
@@ -357,8 +359,7 @@ class DanTrainer:
         scores = {}
         for weight in self.hybrid_sparse_weights:
             hybrid = hybrid_encoder(model, tfidf, 1.0, weight)
-            scores[weight] = dev_accuracy(hybrid, dictionary, dev, index_config=index_config,
-                                          augment=augment)
+            scores[weight] = dev_accuracy(hybrid, dictionary, dev, index_config=index_config)
             logger.info("hybrid sparse weight %s: dev acc@1 %.4f", weight, scores[weight]["acc@1"])
         best = max(scores, key=lambda w: (scores[w]["acc@1"], scores[w]["acc@5"]))
         hybrid = hybrid_encoder(model, tfidf, 1.0, best)

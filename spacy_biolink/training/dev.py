@@ -32,6 +32,32 @@ def build_linker(encoder: Model, dictionary: ConceptDictionary, *,
     return nlp
 
 
+def augmented_for_dev(dictionary: ConceptDictionary, augment: Sequence[PathLike], *,
+                      linker_config: Optional[Dict] = None) -> ConceptDictionary:
+    """`dictionary` with the gold mentions of `augment` added as names, preprocessed as
+    build_linker's linker does, with one "augmented the dictionary ..." log line.
+
+    Trainers score dev after every epoch (and DAN once per hybrid weight): augmenting once
+    and passing the result with no `augment` gives each dev linker the same dictionary
+    without reading the corpora again and logging the line each time (issue 37: 8 times).
+    """
+    if not augment:
+        return dictionary
+    import logging
+
+    import spacy
+
+    from ..encoders.saved import TRAINING_NORMALIZER
+    from ..kb.augment import augment_dictionary
+
+    nlp = spacy.blank("en")
+    config = {"normalizer": dict(TRAINING_NORMALIZER), **(linker_config or {})}
+    linker = nlp.add_pipe("bio_linker", config=config)
+    augmented, stats = augment_dictionary(dictionary, augment, linker.linker, nlp.make_doc)
+    logging.getLogger(__name__).info("dev linkers: %s", stats.summary())
+    return augmented
+
+
 def dev_accuracy(encoder: Model, dictionary: ConceptDictionary, corpus: PathLike, *,
                  index_config: Optional[Dict] = None, linker_config: Optional[Dict] = None,
                  augment: Sequence[PathLike] = (), types: Optional[Set[str]] = None) -> Dict:

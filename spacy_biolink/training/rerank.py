@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 import numpy
-from tqdm import tqdm
+from ..io.progress import progress_bar
 
 from ..errors import BioLinkError, Errors
 import srsly
@@ -142,11 +142,11 @@ class CrossEncoderTrainer:
         n_batches = (len(train) + self.batch_size - 1) // self.batch_size
         frequency = self.eval_frequency or n_batches
         losses: List[float] = []
-        for epoch in tqdm(range(start_epoch, self.max_epochs + 1), desc="Reranker epochs",
+        for epoch in progress_bar(range(start_epoch, self.max_epochs + 1), desc="Reranker epochs",
                           unit="epoch", initial=start_epoch - 1, total=self.max_epochs):
             order = numpy.random.default_rng(seed + epoch).permutation(len(train))
             first = start_step if epoch == start_epoch else 0
-            steps = tqdm(range(first, n_batches), desc=f"epoch {epoch}: training", unit="batch",
+            steps = progress_bar(range(first, n_batches), desc=f"epoch {epoch}: training", unit="batch",
                          leave=False, initial=first, total=n_batches)
             for step in steps:
                 module.train()

@@ -31,7 +31,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy
 from spacy import util
 from thinc.api import Config
-from tqdm import tqdm
+from ..io.progress import progress_bar
 
 from ..kb.dictionary import ConceptDictionary
 from ..encoders.saved import save_encoder
@@ -161,7 +161,7 @@ class SiameseTrainer:
             net.train()
             total, seen = 0.0, 0
             batches = list(train.batches(self.settings["batch_size"], rng))
-            for batch in tqdm(batches, desc=f"epoch {epoch}", leave=False, mininterval=5):
+            for batch in progress_bar(batches, desc=f"epoch {epoch}", leave=False, mininterval=5):
                 arrays = pair_inputs(model, [(train.left[i], train.right[i]) for i in batch])
                 probs = net(*(torch.as_tensor(a) for a in arrays))
                 loss = torch.nn.functional.binary_cross_entropy(

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import numpy
-from tqdm import tqdm
+from ..io.progress import progress_bar
 
 from ..encoders.saved import META_FILE, save_encoder
 from ..errors import BioLinkError, Errors
 from ..text.normalize import MentionNormalizer
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import corpus_mention_pairs, dictionary_name_pairs, read_dictionary
-from .dev import dev_accuracy
+from .dev import augmented_for_dev, dev_accuracy
 from .log import TrainingLog
 from .run import require_path
 
@@ -97,16 +97,18 @@ class TripletTrainer:
             restore_rng_states(checkpoint)
             start_epoch, best = checkpoint["epoch"] + 1, checkpoint["best"]
         augment = [train_path] if self.search == "OD" else []
+        # augmented once: dev is scored after every epoch
+        dev_dictionary = augmented_for_dev(dictionary, augment)
         meta = {"method": "triplet", "backbone": str(backbone), "settings": self.settings(),
                 "seed": seed, "search": {"index": "T", "texts": self.search,
                                          "augment": "train" if self.search == "OD" else None}}
-        for epoch in tqdm(range(start_epoch, self.max_epochs + 1), desc="Triplet epochs",
+        for epoch in progress_bar(range(start_epoch, self.max_epochs + 1), desc="Triplet epochs",
                           unit="epoch", initial=start_epoch - 1, total=self.max_epochs):
             rng = numpy.random.default_rng(seed + epoch)
             batches = make_batches(groups, self.concepts_per_batch, self.names_per_concept, rng)
             module.train()
             losses = []
-            for texts, labels in tqdm(batches, desc=f"epoch {epoch}: training", unit="batch",
+            for texts, labels in progress_bar(batches, desc=f"epoch {epoch}: training", unit="batch",
                                       leave=False):
                 embeddings = encode_with_grad(model, texts)
                 loss = batch_hard_soft_margin_triplet(embeddings, torch.from_numpy(labels).to(device))
@@ -115,8 +117,7 @@ class TripletTrainer:
                 optimizer.step()
                 losses.append(float(loss.detach()))
             module.eval()
-            scores = dev_accuracy(model, dictionary, dev_path, index_config=FLAT_INDEX,
-                                  augment=augment)
+            scores = dev_accuracy(model, dev_dictionary, dev_path, index_config=FLAT_INDEX)
             log.log(epoch=epoch, loss=float(numpy.mean(losses)) if losses else 0.0,
                     **{"dev_acc@1": scores["acc@1"], "dev_acc@5": scores["acc@5"]})
             if scores["acc@1"] > best:
