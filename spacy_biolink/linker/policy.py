@@ -20,11 +20,11 @@ import srsly
 from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 from thinc.api import Model
-from tqdm import tqdm
 
 from ..kb.dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
 from ..errors import BioLinkError, Errors, Warnings
 from ..index import NameIndex, exact_index, exact_index_from_state
+from ..io.progress import progress_bar
 from ..io.util import read_arrays
 from ..index.word_postings import additive_vectorizer
 from ..index.concepts import Candidates, concept_vectors, search_concept_index, search_concepts
@@ -327,7 +327,7 @@ class LinkingPolicy:
         if not batches:
             return self.model.predict([])
         parts, out = [], None
-        for i in tqdm(batches, desc=f"{self.name}: encoding names", unit="batch",
+        for i in progress_bar(batches, desc=f"{self.name}: encoding names", unit="batch",
                       disable=not progress or len(batches) < 2):
             part = self.model.predict(list(texts[i:i + batch_size]))
             if out is None and not sparse.issparse(part):
