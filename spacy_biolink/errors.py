@@ -412,6 +412,12 @@ class Errors(metaclass=ErrorsWithCodes):
             "`python -m spacy assemble CONFIG OUT --paths.dictionary DICT`, or "
             "`python -m spacy_biolink init-linker OUT --dictionary DICT`.")
 
+    # Inputs that are odd rather than wrong: blow-ups, misread layouts (E950-E969)
+    E950 = ("{path}:{line}: a line of the {what} is longer than {limit} (no newline within "
+            "that length), the most a line may hold. It is not a text file of lines (a "
+            "decompression bomb, or a binary file?). Check the file (`head -c 300 {path}`); "
+            "split its records one per line.")
+
     # Distributed linking (E800-E839: link --engine ray)
     E800 = ("--engine ray needs Ray Data, which is not installed. Install the extra: "
             "pip install \"spacy-biolink[distributed]\" (or pip install \"ray[data]\").")

@@ -8,8 +8,13 @@ Formats
 - jsonl:  scispaCy's KB lines {"concept_id", "canonical_name", "aliases", "types", "definition"}
 - umls:   a UMLS release's META directory, or MRCONSO.RRF (readers/umls.py)
 - obo:    OBO 1.4 ontologies: MONDO, HPO, DOID, ChEBI (readers/obo.py)
+
+Limits: a line longer than MAX_LINE_BYTES (4 MiB) is an error naming file:line (E950);
+a line that repeats a concept read before is merged into it, storing nothing again.
 """
+import contextlib
 import json
+import logging
 from pathlib import Path
 from typing import Callable, Dict, Iterator, Optional
 
@@ -19,13 +24,19 @@ from ..ids import normalize_medic_id
 from ...io.files import find_control_character, iter_lines
 from ...io.util import PathLike, open_text  # noqa: F401 - open_text is imported from here
 
+# The longest dictionary line read (bytes): MEDIC lines with hundreds of synonyms stay
+# under 100 KB; a longer "line" is a decompression bomb or not a dictionary (E950).
+MAX_LINE_BYTES = 4 << 20
+logger = logging.getLogger(__name__)
+
 
 def _lines(path: Path) -> Iterator[tuple]:
     """(line number, text) of the non-blank lines of a dictionary file (files.iter_lines:
     UTF-8, gzip, BOM dropped, errors with path:line). A control character other than a
     tab, or a byte-order mark inside a line, is an error: it would end up in an id or a
     name that no mention can match."""
-    for line_no, line in iter_lines(path, "Dictionary file", control_allowed="\t"):
+    for line_no, line in iter_lines(path, "Dictionary file", control_allowed="\t",
+                                    max_line_bytes=MAX_LINE_BYTES):
         if line.strip():
             yield line_no, line
 
@@ -224,11 +235,53 @@ def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> 
             code_sources (SABs whose codes become alternative ids, e.g. ["MSH"]; none);
         obo: synonym_scopes (["EXACT"]), xref_prefixes (MESH, OMIM, UMLS and spellings).
     """
-    from .sniff import check_format
-
     path = Path(path)
     if not path.exists():
         raise BioLinkError(Errors.E002.format(path=path))
+    if _is_stream(path):
+        with _spooled(path) as copy:
+            try:
+                return _load(copy, format, filters)
+            except BioLinkError as err:  # name the pipe the user gave, not the copy
+                raise BioLinkError(str(err).replace(str(copy), str(path))) from None
+    return _load(path, format, filters)
+
+
+def _is_stream(path: Path) -> bool:
+    """True for a FIFO, a process substitution (`-d <(zcat medic.gz)`, a /dev/fd pipe) or
+    a character device: a file that can be read only once, so it cannot be sniffed, then
+    checked, then read."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+@contextlib.contextmanager
+def _spooled(path: Path) -> Iterator[Path]:
+    """A temporary regular-file copy of the stream `path`, read once in 1 MiB blocks (as
+    it comes: still gzip if it is), removed afterwards."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="spacy-biolink-") as tmp:
+        copy = Path(tmp) / (path.name or "dictionary")
+        try:
+            with open(path, "rb") as source, open(copy, "wb") as target:
+                shutil.copyfileobj(source, target, 1 << 20)
+        except OSError as err:
+            raise BioLinkError(Errors.E012.format(path=path, reason=err.strerror or err)) from None
+        logger.info("%s is a pipe: read it once into %s", path, copy)
+        yield copy
+
+
+def _load(path: Path, format: Optional[str], filters: dict) -> ConceptDictionary:
+    """load_dictionary on a path that can be opened more than once."""
+    from .sniff import check_format
+
     fmt = format or infer_format(path)
     if fmt not in READERS:
         raise BioLinkError(Errors.E004.format(fmt=fmt, path=path, formats=", ".join(READERS)))
@@ -250,50 +303,6 @@ def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> 
         from .umls import expand_semantic_types
 
         concepts = _filter_types(concepts, expand_semantic_types(given["semantic_types"]))
-    canonical = _CanonicalNames()
-    dictionary = ConceptDictionary.from_concepts(canonical.record(concepts), source=str(path))
-    dictionary.canonical_names = canonical.table(dictionary)
+    dictionary = ConceptDictionary.from_concepts(concepts, source=str(path))
+    dictionary.canonical_names = dictionary.first_names_table()
     return dictionary
-
-
-class _CanonicalNames:
-    """Each concept's first name as its reader gave it, kept as UTF-8 bytes and offsets
-    (no string per concept), in the order from_concepts numbers concepts: by first
-    appearance of the primary id."""
-
-    def __init__(self):
-        import array
-
-        self.blob = bytearray()
-        self.offsets = array.array("q", [0])
-        self.ids: list = []
-
-    def record(self, concepts: Iterator[Concept]) -> Iterator[Concept]:
-        for concept in concepts:
-            ids = [i for i in (x.strip() for x in concept.ids) if i]
-            if ids:
-                first = next((n.strip() for n in concept.names if n.strip()), "")
-                self.blob += first.encode("utf8")
-                self.offsets.append(len(self.blob))
-                self.ids.append(ids[0])
-            yield concept
-
-    def table(self, dictionary: ConceptDictionary):
-        import numpy
-
-        from ..dictionary import StringTable
-
-        if len(self.ids) == dictionary.n_concepts:
-            self.ids = []
-            return StringTable(numpy.frombuffer(bytes(self.blob), dtype=numpy.uint8),
-                               numpy.frombuffer(self.offsets, dtype=numpy.int64).copy())
-        # Lines repeating a primary id were merged: the first line's name is canonical
-        # (and a first line without names gives way to the next with one).
-        data, offsets = bytes(self.blob), self.offsets
-        first: Dict[str, str] = {}
-        for i, primary in enumerate(self.ids):
-            if not first.get(primary):
-                first[primary] = data[offsets[i]:offsets[i + 1]].decode("utf8")
-        self.ids = []
-        return StringTable.from_strings(first.get(dictionary.primary_id(c), "")
-                                        for c in range(dictionary.n_concepts))

@@ -1,0 +1,125 @@
+"""Issue 36, second round of hardening: inputs that hang, blow up memory, or are read
+silently wrong. Each test fails on the code before the fix; sizes are small but still
+show the bound (a timing with a generous limit, or memory measured with tracemalloc)."""
+import gzip
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from spacy_biolink import load_dictionary
+from spacy_biolink.errors import BioLinkError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------ hangs and blow-ups
+
+def test_many_lines_sharing_one_name_load_in_linear_time(tmp_path):
+    # A name shared by every concept was checked against a list of its owners per line:
+    # 50,000 lines took 14 s (quadratic); linear, they take well under a second.
+    path = tmp_path / "same.txt"
+    path.write_text("".join(f"D{i:06d}||colon cancer\n" for i in range(50_000)))
+    started = time.perf_counter()
+    dictionary = load_dictionary(path)
+    assert time.perf_counter() - started < 6
+    assert dictionary.n_names == 1 and dictionary.n_concepts == 50_000
+    assert len(dictionary.concepts_of_name(0)) == 50_000
+
+
+def test_one_concept_with_many_alternative_ids_loads_in_linear_time(tmp_path):
+    path = tmp_path / "ids.txt"
+    path.write_text("".join(f"D000001|ALT{i}||colon cancer\n" for i in range(50_000)))
+    started = time.perf_counter()
+    dictionary = load_dictionary(path)
+    assert time.perf_counter() - started < 6
+    assert len(dictionary.ids_of(0)) == 50_001
+
+
+def test_a_repeated_line_is_not_stored_again(tmp_path, monkeypatch):
+    # One line repeated (a gzip of a few KB inflating to GBs) kept a canonical name and an
+    # id per line; now memory does not grow with the number of repeats. Small blocks, so
+    # that both sizes span many and the block buffers weigh the same.
+    from spacy_biolink.io import files
+
+    monkeypatch.setattr(files, "_BLOCK_SIZE", 1 << 14)
+    def peak(repeats: int) -> int:
+        path = tmp_path / f"rep{repeats}.txt.gz"
+        with gzip.open(path, "wb") as fileh:
+            fileh.write(b"D000001||colon cancer|bowel cancer\n" * repeats)
+        tracemalloc.start()
+        try:
+            dictionary = load_dictionary(path)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            assert dictionary.n_concepts == 1 and dictionary.canonical_name(0) == "colon cancer"
+
+    small, large = peak(10_000), peak(40_000)
+    assert large - small < 1_000_000, (small, large)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_line_without_end_is_refused_with_file_and_line(tmp_path, compress):
+    path = tmp_path / ("bomb.txt.gz" if compress else "bomb.txt")
+    opener = gzip.open if compress else open
+    with opener(path, "wb") as fileh:
+        fileh.write(b"D1||flu\nD2||a")
+        for _ in range(6):
+            fileh.write(b"x" * (1 << 20))  # 6 MiB, over the 4 MiB limit, and no newline
+    with pytest.raises(BioLinkError, match=r"E950.*bomb\.txt(\.gz)?:2:.*4 MiB"):
+        load_dictionary(path)
+
+
+def test_iter_lines_limit_counts_lines_spanning_blocks(tmp_path, monkeypatch):
+    from spacy_biolink.io import files
+
+    monkeypatch.setattr(files, "_BLOCK_SIZE", 8)
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"short\n" + b"y" * 40 + b"\nend\n")
+    assert [t for _, t in files.iter_lines(path, max_line_bytes=40)][-1] == "end"
+    with pytest.raises(BioLinkError, match=r"E950.*lines\.txt:2:"):
+        list(files.iter_lines(path, max_line_bytes=39))
+
+
+FIFO_SCRIPT = textwrap.dedent("""
+    import os, sys, threading
+    from spacy_biolink import load_dictionary
+    from spacy_biolink.errors import BioLinkError
+    fifo, data, fmt = sys.argv[1], sys.argv[2].encode(), sys.argv[3] or None
+    def write():
+        with open(fifo, "wb") as fileh:
+            fileh.write(data)
+    threading.Thread(target=write, daemon=True).start()
+    try:
+        print(load_dictionary(fifo, fmt).n_concepts)
+    except BioLinkError as err:
+        print(err)
+""")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+@pytest.mark.parametrize("fmt,data,expected", [
+    ("", "D1||colon cancer\nD2||flu\n", "2"),
+    ("medic", "D1||colon cancer\nD2||flu\n", "2"),
+    ("medic", "D1||flu\nD1|colon\n", "medic.fifo:2:"),  # an error names the pipe
+])
+def test_a_fifo_dictionary_is_read_once(tmp_path, fmt, data, expected):
+    # `-d <(zcat medic.gz)`: sniffing opened the pipe, then the reader opened it again and
+    # waited for a writer that was gone (a hang). Run apart, so a hang fails the test.
+    fifo = tmp_path / "medic.fifo"
+    os.mkfifo(fifo)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    try:
+        done = subprocess.run([sys.executable, "-c", FIFO_SCRIPT, str(fifo), data, fmt],
+                              capture_output=True, text=True, timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail("reading a FIFO dictionary hung")
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stdout
+    assert "spacy-biolink-" not in done.stdout  # not the temporary copy's path
