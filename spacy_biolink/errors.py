@@ -488,6 +488,17 @@ class Warnings(metaclass=ErrorsWithCodes):
             "an ner (`python -m spacy_biolink assemble NER_DIR LINKER_DIR OUT`), or give "
             "\"entities\": [[start, end, label], ...] in a .jsonl input.")
 
+    # Inputs that are odd rather than wrong (W950-W959)
+    W950 = ("A document holds {n} parentheses, more than the {limit} that abbreviation "
+            "detection searches: its abbreviations are not resolved (the rest of it is "
+            "linked as usual). The document starts {start!r}. Said once; split such "
+            "documents (a table, a dump) into shorter ones if their abbreviations matter.")
+
+    W951 = ("A document holds a run of {length} characters without a space (it starts "
+            "{start!r}), longer than the {limit} that spaCy's tokenizer is given: its time "
+            "grows with the square of such a run. Runs that long are split at brackets "
+            "instead; the text and its offsets are unchanged. Said once.")
+
     # Distributed linking (W800-W809: link --engine ray)
     W800 = ("{n} malformed document(s) in {shards} shard(s) were not linked (first: "
             "{example}). Each is named shard:line in {report}; fix them and link them "

@@ -8,6 +8,7 @@ import sys
 import textwrap
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,85 @@ def test_a_fifo_dictionary_is_read_once(tmp_path, fmt, data, expected):
     assert done.returncode == 0, done.stderr
     assert expected in done.stdout
     assert "spacy-biolink-" not in done.stdout  # not the temporary copy's path
+
+
+def test_abbreviation_detection_is_bounded_in_the_number_of_parentheses():
+    # 20,000 "(WDn)" groups took minutes (each definition re-read the text before it and
+    # was resolved against every other); now a doc past the limit is skipped with W950,
+    # said once, and one under it is fast.
+    import spacy
+
+    from spacy_biolink.text.abbreviations import MAX_PARENTHESES, AbbreviationResolver
+
+    nlp = spacy.blank("en")
+    resolver = AbbreviationResolver(nlp.vocab)
+    under = nlp(" ".join(f"word{i} disease{i} (WD{i})." for i in range(MAX_PARENTHESES)))
+    started = time.perf_counter()
+    found = resolver.long_forms(under)
+    assert time.perf_counter() - started < 5
+    assert found["WD7"] == "word7 disease7" and len(found) == MAX_PARENTHESES
+    over = nlp(" ".join(f"word{i} disease{i} (WD{i})." for i in range(20_000)))
+    started = time.perf_counter()
+    with pytest.warns(UserWarning, match="W950"):
+        assert resolver.long_forms(over) == {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once
+        assert resolver.long_forms(over) == {}
+    assert time.perf_counter() - started < 5
+    # The resolver still works on ordinary docs afterwards.
+    assert resolver.long_forms(nlp("Wilson disease (WD) is rare.")) == {"WD": "Wilson disease"}
+
+
+def test_tokenizing_a_long_nested_parenthesis_is_bounded(monkeypatch):
+    import spacy
+
+    from spacy_biolink.text import tokenize
+
+    monkeypatch.setattr(tokenize, "_warned", False)
+    nlp = spacy.blank("en")
+    entity = "(" * 20_000 + "x" + ")" * 20_000  # 40 KB: minutes in spaCy's tokenizer
+    text = f"A  {entity}  b. Colon cancer (CC) here.\n"
+    started = time.perf_counter()
+    with pytest.warns(UserWarning, match="W951"):
+        doc = tokenize.make_doc(nlp, text)
+    assert time.perf_counter() - started < 5
+    assert doc.text == text
+    start = text.index("x")
+    assert doc.char_span(start, start + 1).text == "x"
+    assert [t.text for t in doc[-8:-1]] == ["Colon", "cancer", "(", "CC", ")", "here", "."]
+    # Ordinary text is spaCy's tokenization, unchanged.
+    plain = "Breast-cancer (BC) risk ((x)) rose."
+    assert [t.text for t in tokenize.make_doc(nlp, plain)] == [t.text for t in nlp.make_doc(plain)]
+
+
+def test_link_input_with_a_long_entity_is_tokenized_in_bounded_time(tmp_path):
+    import json
+
+    import spacy
+
+    from spacy_biolink.runners.local import make_input_doc, read_input_documents
+
+    entity = "(" * 20_000 + "x" + ")" * 20_000
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps({"text": f"a {entity} b", "entities": [[2, 2 + len(entity), "D"]]}))
+    (document,) = read_input_documents(path)
+    started = time.perf_counter()
+    doc = make_input_doc(spacy.blank("en"), document, path)
+    assert time.perf_counter() - started < 5
+    assert doc.ents[0].text == entity
+
+
+# ------------------------------------------------------------ silently wrong
+
+@pytest.mark.parametrize("entities", [[[False, True, "Disease"]], [[0, True, "Disease"]],
+                                      [{"start": False, "end": 3, "label": "Disease"}]])
+def test_boolean_offsets_in_link_jsonl_are_refused(tmp_path, entities):
+    import json
+
+    from spacy_biolink.runners.local import read_input_documents
+
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps({"text": "ok"}) + "\n"
+                    + json.dumps({"text": "flu and cancer", "entities": entities}) + "\n")
+    with pytest.raises(BioLinkError, match=r"docs\.jsonl:2.*true/false"):
+        list(read_input_documents(path))

@@ -33,6 +33,7 @@ from ..errors import BioLinkError, Errors
 from ..kb.ids import normalize_medic_id, split_gold_ids
 from ..io.files import atomic_file
 from ..io.util import PathLike
+from ..text.tokenize import make_doc
 from .pubtator import PubTatorDocument, PubTatorMention, read_pubtator
 
 logger = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ def pubtator_to_docs(nlp: Language, documents: Iterable[PubTatorDocument], *,
     """
     stats = stats if stats is not None else ConversionStats()
     for document in documents:
-        doc = nlp.make_doc(document.text)
+        doc = make_doc(nlp, document.text)
         doc.user_data[PMID_KEY] = document.pmid
         spans: List[Span] = []
         part_texts: List[List[str]] = []

@@ -38,6 +38,7 @@ from ..kb.ids import split_gold_id_parts
 from ..index.concepts import Candidates
 from ..linker.policy import Mention
 from ..io.util import PathLike
+from ..text.tokenize import make_doc
 
 RULES = ("strict", "lenient")
 
@@ -101,7 +102,7 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
         queries: List[_Query] = []
         mentions: List[Mention] = []
         for pubtator_doc in batch:
-            doc = nlp.make_doc(pubtator_doc.text)
+            doc = make_doc(nlp, pubtator_doc.text)
             for m in pubtator_doc.mentions:
                 n_mentions += 1
                 id_parts = split_gold_id_parts(m.raw_ids)

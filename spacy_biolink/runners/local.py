@@ -43,6 +43,7 @@ from ..linker.extensions import KB_PARTS_KEY, install_extensions
 from ..linker.find import is_linker, linked_spans, linker_pipes, require_linkers
 from ..io.files import atomic_file, check_input_file, check_output_path, iter_lines
 from ..io.util import PathLike
+from ..text.tokenize import make_doc
 
 logger = logging.getLogger(__name__)
 
@@ -139,8 +140,10 @@ def _parse_entities(path: Path, line_no: int, value: Any, text: str) -> List[Tup
         if not isinstance(item, (list, tuple)) or len(item) != 3:
             raise bad("each entity needs a start, an end and a label", item)
         start, end, label = item
-        if not (isinstance(start, int) and isinstance(end, int) and isinstance(label, str)):
-            raise bad("start and end must be integers, label a string", item)
+        # bool is an int subclass: [false, true, "Disease"] would be read as 0 and 1.
+        if not (isinstance(start, int) and isinstance(end, int) and isinstance(label, str)
+                and not isinstance(start, bool) and not isinstance(end, bool)):
+            raise bad("start and end must be integers (not true/false), label a string", item)
         if not 0 <= start < end <= len(text):
             raise bad(f"offsets outside the text (0-{len(text)}) or empty", item)
         entities.append((start, end, label))
@@ -149,7 +152,7 @@ def _parse_entities(path: Path, line_no: int, value: Any, text: str) -> List[Tup
 
 def make_input_doc(nlp: Language, document: InputDocument, path: PathLike = "<input>") -> Doc:
     """A tokenized Doc with the document's given entities (if any) as doc.ents."""
-    doc = nlp.make_doc(document.text)
+    doc = make_doc(nlp, document.text)
     if document.entities is None:
         return doc
     spans = []
