@@ -417,6 +417,10 @@ class Errors(metaclass=ErrorsWithCodes):
             "that length), the most a line may hold. It is not a text file of lines (a "
             "decompression bomb, or a binary file?). Check the file (`head -c 300 {path}`); "
             "split its records one per line.")
+    E951 = ("{path}:{line}: this tsv dictionary looks id-first ({id!r} is an id, {name!r} a "
+            "name), but the tsv layout is name<TAB>id[<TAB>type]: read as is, every name would "
+            "be an id. The line was: {text!r}. Swap the first two columns, e.g. "
+            "`awk -F'\\t' -v OFS='\\t' '{{t=$1; $1=$2; $2=t; print}}' {path} > swapped.tsv`.")
 
     # Distributed linking (E800-E839: link --engine ray)
     E800 = ("--engine ray needs Ray Data, which is not installed. Install the extra: "
@@ -498,6 +502,8 @@ class Warnings(metaclass=ErrorsWithCodes):
             "{start!r}), longer than the {limit} that spaCy's tokenizer is given: its time "
             "grows with the square of such a run. Runs that long are split at brackets "
             "instead; the text and its offsets are unchanged. Said once.")
+    W952 = ("{path}:{line}: skipped a header line ({text!r}): its columns are titles, not "
+            "a name and an id. Remove it to silence this.")
 
     # Distributed linking (W800-W809: link --engine ray)
     W800 = ("{n} malformed document(s) in {shards} shard(s) were not linked (first: "

@@ -206,3 +206,35 @@ def test_boolean_offsets_in_link_jsonl_are_refused(tmp_path, entities):
                     + json.dumps({"text": "flu and cancer", "entities": entities}) + "\n")
     with pytest.raises(BioLinkError, match=r"docs\.jsonl:2.*true/false"):
         list(read_input_documents(path))
+
+
+@pytest.mark.parametrize("text,line", [("D000001\tCalcimycin\nD000002\tTemefos\n", 1),
+                                       ("MESH:D000001\tCalcimycin\n", 1),
+                                       ("id\tname\n613097\tTooth agenesis\n", 2)])
+def test_an_id_first_tsv_is_refused(tmp_path, text, line):
+    path = tmp_path / "ids.tsv"
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the "id<TAB>name" header's W952
+        with pytest.raises(BioLinkError, match=rf"E951.*ids\.tsv:{line}:.*Swap"):
+            load_dictionary(path, "tsv")
+        with pytest.raises(BioLinkError, match="E951"):
+            load_dictionary(path)  # the format inferred
+
+
+def test_a_tsv_header_line_is_skipped_with_a_note(tmp_path):
+    path = tmp_path / "names.tsv"
+    path.write_text("Name\tID\nCalcimycin\tD000001\nHD\tD006816|OMIM:143100\n")
+    with pytest.warns(UserWarning, match=r"W952.*names\.tsv:1"):
+        dictionary = load_dictionary(path)
+    assert sorted(dictionary.names) == ["Calcimycin", "HD"]
+    assert dictionary.concept_index("ID") is None
+
+
+def test_a_name_first_tsv_is_read_as_before(tmp_path):
+    path = tmp_path / "names.tsv"
+    path.write_text("Calcimycin\tD000001\n613097\tOMIM:613097\nIL2\tD007376\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dictionary = load_dictionary(path)
+    assert dictionary.n_concepts == 3

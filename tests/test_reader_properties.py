@@ -178,7 +178,7 @@ def test_lines_do_not_depend_on_the_block_size(workdir, text, block_size, compre
     blocks reads as if the file were read whole."""
     from unittest import mock
 
-    from spacy_biolink import files
+    from spacy_biolink.io import files
 
     expected = text.replace("\r\n", "\n").split("\n") if text else []
     if text.replace("\r\n", "\n").endswith("\n"):

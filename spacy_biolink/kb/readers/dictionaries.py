@@ -15,11 +15,13 @@ a line that repeats a concept read before is merged into it, storing nothing aga
 import contextlib
 import json
 import logging
+import re
+import warnings
 from pathlib import Path
 from typing import Callable, Dict, Iterator, Optional
 
 from ..dictionary import ID_SEPARATOR, Concept, ConceptDictionary
-from ...errors import BioLinkError, Errors
+from ...errors import BioLinkError, Errors, Warnings
 from ..ids import normalize_medic_id
 from ...io.files import find_control_character, iter_lines
 from ...io.util import PathLike, open_text  # noqa: F401 - open_text is imported from here
@@ -126,11 +128,44 @@ def read_ctd(path: PathLike) -> Iterator[Concept]:
             ids, [cols[name_col]] + synonyms, definition=cols.get("Definition", "")))
 
 
+# What a concept id looks like in a TSV's id column: prefixed (MESH:D000001, HP:0000118),
+# or a bare MeSH/UMLS-style code (D000001, C0011860), or a number (OMIM 613097).
+_ID_LIKE = re.compile(r"^(?:[A-Za-z][\w.-]*:\S+|[A-Z]{1,4}_?\d{3,}|\d+)$")
+# Column titles of a header line ("name<TAB>id"): never a concept.
+_HEADER_WORDS = {"name", "names", "term", "synonym", "synonyms", "label", "text", "string",
+                 "str", "mention", "concept_name", "canonical_name", "preferred_name",
+                 "id", "ids", "cui", "concept_id", "identifier", "code", "curie",
+                 "concept", "type", "types", "semantic_type"}
+
+
+def _looks_like_id(text: str) -> bool:
+    return all(_ID_LIKE.match(i.strip()) for i in text.split(ID_SEPARATOR) if i.strip())
+
+
+def _is_header(cols) -> bool:
+    return all(c.strip().lstrip("#").strip().lower() in _HEADER_WORDS for c in cols[:2])
+
+
 def read_tsv(path: PathLike) -> Iterator[Concept]:
     """Read a `name<TAB>id[<TAB>type]` file, one name per line; several ids are joined by `|`.
-    A malformed line raises BioLinkError with the file and line number."""
-    for line_no, line in _lines(Path(path)):
+    A malformed line raises BioLinkError with the file and line number.
+
+    The first line is looked at twice: a header ("name<TAB>id") is skipped (W952), and
+    an id-first layout ("D000001<TAB>Calcimycin": an id in the name column, a word in
+    the id column) is an error (E951): read as is, it would link to names that are ids.
+    """
+    first = True
+    for n, (line_no, line) in enumerate(_lines(Path(path))):
         cols = line.split("\t")
+        if n == 0 and len(cols) >= 2 and _is_header(cols):
+            warnings.warn(Warnings.W952.format(path=path, line=line_no, text=line[:80]))
+            continue
+        if first:  # the first data line
+            first = False
+            if (len(cols) >= 2 and cols[1].strip() and _looks_like_id(cols[0].strip())
+                    and not _looks_like_id(cols[1].strip())):
+                raise BioLinkError(Errors.E951.format(path=path, line=line_no, text=line[:200],
+                                                      id=cols[0].strip(), name=cols[1].strip()))
         if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
             raise _malformed(path, line_no, "tsv", "expected name<TAB>id[<TAB>type]", line)
         ids = [i.strip() for i in cols[1].split(ID_SEPARATOR) if i.strip()]
