@@ -421,6 +421,13 @@ class Errors(metaclass=ErrorsWithCodes):
             "name), but the tsv layout is name<TAB>id[<TAB>type]: read as is, every name would "
             "be an id. The line was: {text!r}. Swap the first two columns, e.g. "
             "`awk -F'\\t' -v OFS='\\t' '{{t=$1; $1=$2; $2=t; print}}' {path} > swapped.tsv`.")
+    E952 = ("nil_id = {value!r}: the id given to a mention without a link must be a "
+            "non-empty string (\"\" is what spaCy's kb_id_ says for a span never linked, "
+            "so NIL mentions could not be told apart). Use the default \"NIL\" or another "
+            "word in [components.bio_linker] nil_id.")
+    E953 = ("add_names: {n} pair(s) have an empty or non-string name or id, e.g. {pair!r}. "
+            "Pass (name, concept_id) pairs of non-empty strings, e.g. "
+            "[(\"colon cancer\", \"D003110\")].")
 
     # Distributed linking (E800-E839: link --engine ray)
     E800 = ("--engine ray needs Ray Data, which is not installed. Install the extra: "

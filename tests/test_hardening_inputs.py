@@ -238,3 +238,48 @@ def test_a_name_first_tsv_is_read_as_before(tmp_path):
         warnings.simplefilter("error")
         dictionary = load_dictionary(path)
     assert dictionary.n_concepts == 3
+
+
+@pytest.mark.parametrize("nil_id", ["", "   "])
+def test_an_empty_nil_id_is_refused(nil_id):
+    import spacy
+
+    nlp = spacy.blank("en")
+    with pytest.raises(BioLinkError, match="E952"):
+        nlp.add_pipe("bio_linker", config={"nil_id": nil_id})
+
+
+def test_add_names_with_an_empty_name_is_refused(tiny_dictionary):
+    from tests.conftest import make_linker_nlp
+
+    linker = make_linker_nlp(tiny_dictionary).get_pipe("bio_linker")
+    n_names = linker.dictionary.n_names
+    for pairs in ([("", "D003924")], [("  ", "D003924")], [("ok", "D003924"), ("\t", "D006816")]):
+        with pytest.raises(BioLinkError, match="E953"):
+            linker.add_names(pairs)
+    assert linker.dictionary.n_names == n_names
+    assert linker.add_names([("sugar disease", "D003924")]) == 1
+
+
+def test_a_type_filter_naming_no_dictionary_type_warns_at_initialize_and_load(tmp_path):
+    import spacy
+
+    path = tmp_path / "typed.tsv"
+    path.write_text("flu\tD007251\tT047\ncolon cancer\tD003110\tT191\n")
+    dictionary = load_dictionary(path)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bio_linker", config={"type_filter": {"Chemical": ["T196"]}})
+    with pytest.warns(UserWarning, match="W020.*Chemical"):
+        nlp.get_pipe("bio_linker").initialize(dictionary=dictionary)
+    nlp.to_disk(tmp_path / "model")
+    with pytest.warns(UserWarning, match="W020.*Chemical"):
+        spacy.load(tmp_path / "model")
+
+
+def test_an_unknown_verifier_mode_is_refused_before_any_work(tmp_path):
+    from spacy_biolink.linker.pipeline import init_linker
+
+    with pytest.raises(BioLinkError, match=r"E704.*'maybe'.*nil, next"):
+        # The dictionary does not exist: the mode is checked first.
+        init_linker(tmp_path / "out", tmp_path / "missing.txt", verifier_mode="maybe")
+    assert not (tmp_path / "out").exists()

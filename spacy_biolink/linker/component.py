@@ -298,6 +298,12 @@ class BioLinker(Pipe):
         if not self.is_initialized:
             raise BioLinkError(Errors.E101)
         pairs = [(name, concept_id) for name, concept_id in pairs]
+        empty = [(n, c) for n, c in pairs
+                 if not isinstance(n, str) or not n.strip() or not isinstance(c, str)]
+        if empty:
+            # An empty name would join the index as a row that matches nothing (or,
+            # normalized, every empty mention): never what the caller meant.
+            raise BioLinkError(Errors.E953.format(n=len(empty), pair=empty[0]))
         unknown = [(n, c) for n, c in pairs if self.dictionary.concept_index(c) is None]
         if unknown:
             raise BioLinkError(Errors.E107.format(n=len(unknown), name=unknown[0][0],

@@ -138,6 +138,10 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     The directory appears complete or not at all: it is written beside its target and
     renamed into place.
     """
+    from .stages.verifier import MODES
+
+    if verifier_mode not in MODES:  # before anything is read, with or without --verifier
+        raise BioLinkError(Errors.E704.format(value=verifier_mode, options=", ".join(MODES)))
     if output_dir is not None:
         output_dir = check_output_path(output_dir, kind="dir", what="the pipeline",
                                        force=force)
