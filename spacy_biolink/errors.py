@@ -428,6 +428,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E953 = ("add_names: {n} pair(s) have an empty or non-string name or id, e.g. {pair!r}. "
             "Pass (name, concept_id) pairs of non-empty strings, e.g. "
             "[(\"colon cancer\", \"D003110\")].")
+    E954 = ("Nothing to convert in {path}: it holds no document{filters}, so {output} "
+            "would be an empty corpus. Nothing was written. Check the path, and --pmids "
+            "and --types if given.")
 
     # Distributed linking (E800-E839: link --engine ray)
     E800 = ("--engine ray needs Ray Data, which is not installed. Install the extra: "

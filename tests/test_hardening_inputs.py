@@ -283,3 +283,29 @@ def test_an_unknown_verifier_mode_is_refused_before_any_work(tmp_path):
         # The dictionary does not exist: the mode is checked first.
         init_linker(tmp_path / "out", tmp_path / "missing.txt", verifier_mode="maybe")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("content,pmids", [("", None), ("\n\n", None),
+                                           ("1|t|Flu.\n1|a|x\n1\t0\t3\tFlu\tDisease\tD007251\n\n",
+                                            {"2"})])
+def test_convert_of_an_empty_corpus_is_refused(tmp_path, content, pmids):
+    from spacy_biolink.corpora.docbin import convert_pubtator
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(content)
+    with pytest.raises(BioLinkError, match=r"E954.*corpus\.txt"):
+        convert_pubtator(corpus, tmp_path / "out.spacy", pmids=pmids)
+    assert not (tmp_path / "out.spacy").exists()
+
+
+def test_convert_cli_of_an_empty_corpus_exits_nonzero(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("")
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    result = subprocess.run([sys.executable, "-m", "spacy_biolink", "convert", str(corpus),
+                             str(tmp_path / "out.spacy")], capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert result.returncode != 0
+    assert "E954" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out.spacy").exists()

@@ -152,6 +152,13 @@ def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
     documents = read_pubtator(input_path, types=types, pmids=pmids)
     for doc in pubtator_to_docs(nlp, documents, spans_key=spans_key, stats=stats):
         doc_bin.add(doc)
+    if not stats.docs:
+        # An empty DocBin trains and evaluates on nothing, and spaCy says so only later.
+        filters = ([f"pmids {sorted(pmids)[:5]}"] if pmids else []) + \
+            ([f"types {sorted(types)}"] if types else [])
+        raise BioLinkError(Errors.E954.format(
+            path=input_path, output=output_path,
+            filters=f" with {' and '.join(filters)}" if filters else ""))
     data = doc_bin.to_bytes()
     with atomic_file(output_path, "wb") as fileh:
         fileh.write(data)
