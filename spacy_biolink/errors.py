@@ -43,8 +43,11 @@ class Errors(metaclass=ErrorsWithCodes):
     E015 = ("{path}: the gzip data is truncated or corrupt ({reason}){where}. Download or "
             "compress the file again; `gzip -t {path}` checks one.")
     E016 = ("{path}:{line}: control character {char} at column {column} in {what}. A control "
-            "character (or a byte-order mark) cannot be part of a name or an id: remove it, "
-            "e.g. with `tr -d '\\000-\\010\\013-\\037'`.")
+            "character (or a byte-order mark) cannot be part of a name or an id: remove "
+            "them, C1 (U+0080-U+009F) and BOM included, e.g. with `perl -CSD -pe "
+            "'s/[\\x{{00}}-\\x{{08}}\\x{{0B}}-\\x{{1F}}\\x{{7F}}-\\x{{9F}}\\x{{FEFF}}]//g' "
+            "{path} > {path}.clean` (a dictionary can instead be read with "
+            "--on-bad-line skip, which leaves such lines out).")
     E017 = ("{path}:{line}:{column}: not valid JSON ({reason}). Fix the file: it should hold "
             "{expected}.")
     E018 = ("{path} holds a JSON {found}, but {expected} is expected here.")
@@ -431,6 +434,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E954 = ("Nothing to convert in {path}: it holds no document{filters}, so {output} "
             "would be an empty corpus. Nothing was written. Check the path, and --pmids "
             "and --types if given.")
+    E955 = ("on_bad_line = {value}: use one of {options}. \"skip\" leaves out malformed "
+            "dictionary lines and lines with a control character, counts them and names the "
+            "first few; \"error\" stops at the first (file:line).")
 
     # Distributed linking (E800-E839: link --engine ray)
     E800 = ("--engine ray needs Ray Data, which is not installed. Install the extra: "
@@ -514,6 +520,9 @@ class Warnings(metaclass=ErrorsWithCodes):
             "instead; the text and its offsets are unchanged. Said once.")
     W952 = ("{path}:{line}: skipped a header line ({text!r}): its columns are titles, not "
             "a name and an id. Remove it to silence this.")
+    W953 = ("Skipped {n} bad line(s) of the dictionary {path} (on_bad_line = \"skip\"): "
+            "{examples}. Their concepts or names are missing from the linker; fix the lines "
+            "and build again to have them.")
 
     # Distributed linking (W800-W809: link --engine ray)
     W800 = ("{n} malformed document(s) in {shards} shard(s) were not linked (first: "

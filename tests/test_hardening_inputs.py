@@ -309,3 +309,101 @@ def test_convert_cli_of_an_empty_corpus_exits_nonzero(tmp_path):
     assert "E954" in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out.spacy").exists()
+
+
+BAD_MEDIC = "D1||flu\nD2||bad\u0085name\nD3|x\nD4||colon cancer\nD5||\ufeffbom\n"
+
+
+def test_e016_advice_removes_c1_control_characters(tmp_path):
+    import re
+    import shutil
+
+    path = tmp_path / "dict.txt"
+    path.write_text(BAD_MEDIC.replace("D3|x", "D3||x"), encoding="utf8")
+    with pytest.raises(BioLinkError, match="E016") as caught:
+        load_dictionary(path)
+    assert "--on-bad-line skip" in str(caught.value)
+    if shutil.which("perl") is None:
+        pytest.skip("no perl to run the advice with")
+    command = re.search(r"`(perl .*?)`", str(caught.value)).group(1)
+    subprocess.run(command, shell=True, check=True, cwd=tmp_path)
+    cleaned = load_dictionary(Path(f"{path}.clean"))
+    assert "badname" in cleaned.names and cleaned.n_concepts == 5
+
+
+@pytest.mark.parametrize("fmt,text,n_bad", [
+    ("medic", BAD_MEDIC, 3),
+    ("tsv", "flu\tD1\nbad\u0085\tD2\nnothing\nok\tD3\n", 2),
+    ("jsonl", '{"concept_id": "D1", "canonical_name": "flu"}\n{"concept_id": 1.5}\n'
+              '{"concept_id": "D2", "canonical_name": "a\\u0085b"}\n[' * 1 + "\n", 3),
+    ("ctd", "# Fields:\n# DiseaseName\tDiseaseID\nflu\tMESH:D1\n\tMESH:D2\nx\u0086\tMESH:D3\n", 2),
+])
+def test_on_bad_line_skip_counts_and_names_the_skipped_lines(tmp_path, fmt, text, n_bad):
+    path = tmp_path / f"dict.{fmt}"
+    path.write_text(text, encoding="utf8")
+    with pytest.raises(BioLinkError, match=rf"dict\.{fmt}:\d+"):
+        load_dictionary(path, fmt)  # strict stays the default
+    with pytest.warns(UserWarning, match=rf"W953.*Skipped {n_bad} bad line\(s\).*line \d+") as caught:
+        dictionary = load_dictionary(path, fmt, on_bad_line="skip")
+    assert dictionary.n_concepts >= 1
+    assert len([w for w in caught if "W953" in str(w.message)]) == 1
+
+
+def test_on_bad_line_names_the_first_five_of_many(tmp_path):
+    path = tmp_path / "dict.txt"
+    path.write_text("D0||ok\n" + "".join(f"D{i}|x{i}\n" for i in range(1, 40)))
+    with pytest.warns(UserWarning, match="W953") as caught:
+        load_dictionary(path, "medic", on_bad_line="skip")
+    message = str(caught[0].message)
+    import re
+
+    assert "Skipped 39 bad" in message and len(re.findall(r"line \d+: ", message)) == 5
+
+
+def test_on_bad_line_values_and_formats_are_checked(tmp_path):
+    path = tmp_path / "dict.txt"
+    path.write_text("D1||flu\n")
+    with pytest.raises(BioLinkError, match="E955.*maybe"):
+        load_dictionary(path, on_bad_line="maybe")
+    obo = tmp_path / "x.obo"
+    obo.write_text("format-version: 1.4\n\n[Term]\nid: X:1\nname: flu\n")
+    with pytest.raises(BioLinkError, match="E955.*obo"):
+        load_dictionary(obo, on_bad_line="skip")
+
+
+def test_loader_v3_has_on_bad_line_and_v2_is_unchanged(tmp_path):
+    import inspect
+
+    import spacy
+    from spacy.util import registry
+
+    path = tmp_path / "dict.txt"
+    path.write_text(BAD_MEDIC)
+    v2 = registry.misc.get("spacy-biolink.load_dictionary.v2")
+    assert "on_bad_line" not in inspect.signature(v2).parameters
+    v3 = registry.misc.get("spacy-biolink.load_dictionary.v3")
+    with pytest.raises(BioLinkError, match="E955"):
+        v3(path=str(path), on_bad_line="sometimes")
+    with pytest.warns(UserWarning, match="W953"):
+        assert v3(path=str(path), on_bad_line="skip")().n_concepts == 2
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bio_linker")
+    nlp.config["initialize"]["components"]["bio_linker"] = {"dictionary": {
+        "@misc": "spacy-biolink.load_dictionary.v3", "path": str(path), "on_bad_line": "skip"}}
+    with pytest.warns(UserWarning, match="W953"):
+        nlp.initialize()
+    assert nlp.get_pipe("bio_linker").dictionary.n_concepts == 2
+
+
+def test_init_linker_on_bad_line_skip_writes_a_v3_loader(tmp_path):
+    from spacy_biolink.linker.pipeline import init_linker
+
+    path = tmp_path / "dict.txt"
+    path.write_text(BAD_MEDIC)
+    with pytest.raises(BioLinkError, match="E955"):
+        init_linker(tmp_path / "never", path, on_bad_line="sometimes")
+    with pytest.warns(UserWarning, match="W953"):
+        nlp = init_linker(tmp_path / "model", path, on_bad_line="skip")
+    assert nlp.get_pipe("bio_linker").dictionary.n_concepts == 2
+    config = (tmp_path / "model" / "config.cfg").read_text()
+    assert "spacy-biolink.load_dictionary.v3" in config and 'on_bad_line = "skip"' in config

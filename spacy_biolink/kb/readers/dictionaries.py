@@ -18,7 +18,7 @@ import logging
 import re
 import warnings
 from pathlib import Path
-from typing import Callable, Dict, Iterator, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 from ..dictionary import ID_SEPARATOR, Concept, ConceptDictionary
 from ...errors import BioLinkError, Errors, Warnings
@@ -32,13 +32,65 @@ MAX_LINE_BYTES = 4 << 20
 logger = logging.getLogger(__name__)
 
 
-def _lines(path: Path) -> Iterator[tuple]:
+ON_BAD_LINE = ("error", "skip")
+# Skipped lines named in the warning (W953); the rest are counted.
+SHOWN_BAD_LINES = 5
+
+
+class BadLines:
+    """What a reader does with a bad line (malformed, or holding a control character):
+    on_bad_line "error" (the default) raises at the first, naming file:line; "skip" leaves
+    it out, counts it and keeps the first SHOWN_BAD_LINES for the warning (W953) that
+    report() gives once the file is read."""
+
+    def __init__(self, path: PathLike, on_bad_line: str = "error"):
+        if on_bad_line not in ON_BAD_LINE:
+            raise BioLinkError(Errors.E955.format(value=on_bad_line,
+                                                  options=", ".join(ON_BAD_LINE)))
+        self.path = path
+        self.skipping = on_bad_line == "skip"
+        self.count = 0
+        self.examples: List[str] = []
+
+    def record(self, line_no: int, reason: str) -> None:
+        """Count one skipped line; the first few are kept with their reason."""
+        self.count += 1
+        if len(self.examples) < SHOWN_BAD_LINES:
+            self.examples.append(f"line {line_no}: {reason[:160]}")
+
+    def parse(self, parse_line: Callable, line_no: int, *args) -> Optional[Concept]:
+        """parse_line(line_no, *args), or None (recorded) when it raises a BioLinkError
+        and bad lines are skipped."""
+        try:
+            return parse_line(line_no, *args)
+        except BioLinkError as err:
+            if not self.skipping:
+                raise
+            # "[E001] path:line: malformed ... line: why. The line was: ..." -> the why.
+            self.record(line_no, str(err).split(": ", 1)[-1].split(". The line was")[0])
+            return None
+
+    def report(self) -> None:
+        """Warn (W953) with the count and the first skipped lines, if any were skipped."""
+        if self.count:
+            warnings.warn(Warnings.W953.format(n=self.count, path=self.path,
+                                               examples="; ".join(self.examples)))
+
+
+def _lines(path: Path, bad: Optional[BadLines] = None) -> Iterator[tuple]:
     """(line number, text) of the non-blank lines of a dictionary file (files.iter_lines:
     UTF-8, gzip, BOM dropped, errors with path:line). A control character other than a
     tab, or a byte-order mark inside a line, is an error: it would end up in an id or a
-    name that no mention can match."""
-    for line_no, line in iter_lines(path, "Dictionary file", control_allowed="\t",
+    name that no mention can match. With `bad` skipping, such a line is left out."""
+    skipping = bad is not None and bad.skipping
+    for line_no, line in iter_lines(path, "Dictionary file",
+                                    control_allowed=None if skipping else "\t",
                                     max_line_bytes=MAX_LINE_BYTES):
+        if skipping:
+            found = find_control_character(line, allow="\t")
+            if found is not None:
+                bad.record(line_no, f"control character {found[1]} at column {found[0]}")
+                continue
         if line.strip():
             yield line_no, line
 
@@ -73,25 +125,43 @@ def _split_ids_names(path, line_no, line, fmt):
     return ids, raw_names
 
 
-def read_medic(path: PathLike) -> Iterator[Concept]:
+def _read_lines(path: PathLike, on_bad_line: str, parse_line: Callable) -> Iterator[Concept]:
+    """The concepts parse_line(path, line_no, line) makes of the lines of `path`."""
+    bad = BadLines(path, on_bad_line)
+    for line_no, line in _lines(Path(path), bad):
+        concept = bad.parse(lambda n, text: parse_line(path, n, text), line_no, line)
+        if concept is not None:
+            yield concept
+    bad.report()
+
+
+def _parse_medic(path, line_no: int, line: str) -> Concept:
+    ids, raw_names = _split_ids_names(path, line_no, line, "medic")
+    names = [n for n in raw_names.split("|") if n.strip()]
+    if not names:
+        raise _malformed(path, line_no, "medic", "no name after '||'", line)
+    return _checked(path, line_no, "medic", line, Concept(ids, names))
+
+
+def read_medic(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
     """Read a MEDIC-style `ids||name|name|...` file: one concept per line, ids split on `|`.
-    A malformed line raises BioLinkError with the file and line number."""
-    for line_no, line in _lines(Path(path)):
-        ids, raw_names = _split_ids_names(path, line_no, line, "medic")
-        names = [n for n in raw_names.split("|") if n.strip()]
-        if not names:
-            raise _malformed(path, line_no, "medic", "no name after '||'", line)
-        yield _checked(path, line_no, "medic", line, Concept(ids, names))
+    A malformed line raises BioLinkError with the file and line number (on_bad_line
+    "skip": it is left out and counted, see BadLines)."""
+    return _read_lines(path, on_bad_line, _parse_medic)
 
 
-def read_biosyn(path: PathLike) -> Iterator[Concept]:
+def _parse_biosyn(path, line_no: int, line: str) -> Concept:
+    ids, name = _split_ids_names(path, line_no, line, "biosyn")
+    if not name.strip():
+        raise _malformed(path, line_no, "biosyn", "no name after '||'", line)
+    return _checked(path, line_no, "biosyn", line, Concept(ids, [name]))
+
+
+def read_biosyn(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
     """Read a BioSyn dictionary (`ids||name`): one name per line, so a concept with synonyms
-    spans several lines. A malformed line raises BioLinkError with the file and line number."""
-    for line_no, line in _lines(Path(path)):
-        ids, name = _split_ids_names(path, line_no, line, "biosyn")
-        if not name.strip():
-            raise _malformed(path, line_no, "biosyn", "no name after '||'", line)
-        yield _checked(path, line_no, "biosyn", line, Concept(ids, [name]))
+    spans several lines. A malformed line raises BioLinkError with the file and line number
+    (on_bad_line "skip": it is left out and counted, see BadLines)."""
+    return _read_lines(path, on_bad_line, _parse_biosyn)
 
 
 # CTD's files announce their columns in a comment line: "# Fields:" then "# Name<TAB>...".
@@ -99,13 +169,14 @@ _CTD_DEFAULT_FIELDS = ["DiseaseName", "DiseaseID", "AltDiseaseIDs", "Definition"
                        "TreeNumbers", "ParentTreeNumbers", "Synonyms", "SlimMappings"]
 
 
-def read_ctd(path: PathLike) -> Iterator[Concept]:
+def read_ctd(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
     """Read a CTD vocabulary TSV (e.g. CTD_diseases.tsv); columns come from its `# Fields:` header
     when present. Ids are normalized like MEDIC's (MESH: prefix dropped, OMIM: added);
-    alternative ids (AltDiseaseIDs) are kept."""
+    alternative ids (AltDiseaseIDs) are kept. on_bad_line: see BadLines."""
     fields = list(_CTD_DEFAULT_FIELDS)
     expect_fields = False
-    for line_no, line in _lines(Path(path)):
+    bad = BadLines(path, on_bad_line)
+    for line_no, line in _lines(Path(path), bad):
         if line.startswith("#"):
             text = line.lstrip("#").strip()
             if text == "Fields:":
@@ -114,18 +185,25 @@ def read_ctd(path: PathLike) -> Iterator[Concept]:
                 fields = text.split("\t")
                 expect_fields = False
             continue
-        cols = dict(zip(fields, line.split("\t")))
-        name_col = next((f for f in fields if f.endswith("Name")), fields[0])
-        id_col = next((f for f in fields if f.endswith("ID")), fields[1])
-        if not cols.get(name_col, "").strip() or not cols.get(id_col, "").strip():
-            raise _malformed(path, line_no, "ctd", f"empty {name_col} or {id_col}", line)
-        ids = [normalize_medic_id(cols[id_col])]
-        alt = next((f for f in fields if f.startswith("Alt") and f.endswith("IDs")), None)
-        if alt and cols.get(alt):
-            ids += [normalize_medic_id(i) for i in cols[alt].split("|") if i.strip()]
-        synonyms = [s for s in cols.get("Synonyms", "").split("|") if s.strip()]
-        yield _checked(path, line_no, "ctd", line, Concept(
-            ids, [cols[name_col]] + synonyms, definition=cols.get("Definition", "")))
+        concept = bad.parse(_parse_ctd, line_no, path, line, fields)
+        if concept is not None:
+            yield concept
+    bad.report()
+
+
+def _parse_ctd(line_no: int, path, line: str, fields: List[str]) -> Concept:
+    cols = dict(zip(fields, line.split("\t")))
+    name_col = next((f for f in fields if f.endswith("Name")), fields[0])
+    id_col = next((f for f in fields if f.endswith("ID")), fields[1] if len(fields) > 1 else "")
+    if not cols.get(name_col, "").strip() or not cols.get(id_col, "").strip():
+        raise _malformed(path, line_no, "ctd", f"empty {name_col} or {id_col}", line)
+    ids = [normalize_medic_id(cols[id_col])]
+    alt = next((f for f in fields if f.startswith("Alt") and f.endswith("IDs")), None)
+    if alt and cols.get(alt):
+        ids += [normalize_medic_id(i) for i in cols[alt].split("|") if i.strip()]
+    synonyms = [s for s in cols.get("Synonyms", "").split("|") if s.strip()]
+    return _checked(path, line_no, "ctd", line, Concept(
+        ids, [cols[name_col]] + synonyms, definition=cols.get("Definition", "")))
 
 
 # What a concept id looks like in a TSV's id column: prefixed (MESH:D000001, HP:0000118),
@@ -146,16 +224,18 @@ def _is_header(cols) -> bool:
     return all(c.strip().lstrip("#").strip().lower() in _HEADER_WORDS for c in cols[:2])
 
 
-def read_tsv(path: PathLike) -> Iterator[Concept]:
+def read_tsv(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
     """Read a `name<TAB>id[<TAB>type]` file, one name per line; several ids are joined by `|`.
     A malformed line raises BioLinkError with the file and line number.
 
     The first line is looked at twice: a header ("name<TAB>id") is skipped (W952), and
     an id-first layout ("D000001<TAB>Calcimycin": an id in the name column, a word in
     the id column) is an error (E951): read as is, it would link to names that are ids.
+    on_bad_line: see BadLines (an id-first layout is refused either way).
     """
     first = True
-    for n, (line_no, line) in enumerate(_lines(Path(path))):
+    bad = BadLines(path, on_bad_line)
+    for n, (line_no, line) in enumerate(_lines(Path(path), bad)):
         cols = line.split("\t")
         if n == 0 and len(cols) >= 2 and _is_header(cols):
             warnings.warn(Warnings.W952.format(path=path, line=line_no, text=line[:80]))
@@ -166,30 +246,43 @@ def read_tsv(path: PathLike) -> Iterator[Concept]:
                     and not _looks_like_id(cols[1].strip())):
                 raise BioLinkError(Errors.E951.format(path=path, line=line_no, text=line[:200],
                                                       id=cols[0].strip(), name=cols[1].strip()))
-        if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
-            raise _malformed(path, line_no, "tsv", "expected name<TAB>id[<TAB>type]", line)
-        ids = [i.strip() for i in cols[1].split(ID_SEPARATOR) if i.strip()]
-        yield _checked(path, line_no, "tsv", line,
-                       Concept(ids, [cols[0]], type=cols[2].strip() if len(cols) > 2 else ""))
+        concept = bad.parse(_parse_tsv, line_no, path, line, cols)
+        if concept is not None:
+            yield concept
+    bad.report()
 
 
-def read_jsonl(path: PathLike) -> Iterator[Concept]:
+def _parse_tsv(line_no: int, path, line: str, cols: List[str]) -> Concept:
+    if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
+        raise _malformed(path, line_no, "tsv", "expected name<TAB>id[<TAB>type]", line)
+    ids = [i.strip() for i in cols[1].split(ID_SEPARATOR) if i.strip()]
+    return _checked(path, line_no, "tsv", line,
+                    Concept(ids, [cols[0]], type=cols[2].strip() if len(cols) > 2 else ""))
+
+
+def read_jsonl(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
     """Read JSON lines with `concept_id`, `canonical_name`, `aliases`, `types`, `definition`
-    (the scispaCy KB format). A malformed line raises BioLinkError with the file and line number."""
-    for line_no, line in _lines(Path(path)):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise _malformed(path, line_no, "jsonl", f"invalid JSON ({err.msg})", line) from None
-        if not isinstance(record, dict) or not record.get("concept_id"):
-            raise _malformed(path, line_no, "jsonl", "no 'concept_id'", line)
-        _check_json_fields(path, line_no, line, record)
-        names = [record.get("canonical_name") or ""] + list(record.get("aliases") or [])
-        if not any(n.strip() for n in names):
-            raise _malformed(path, line_no, "jsonl", "no 'canonical_name' nor 'aliases'", line)
-        yield _checked(path, line_no, "jsonl", line, Concept(
-            [str(record["concept_id"])], names, type=ID_SEPARATOR.join(record.get("types") or []),
-            definition=record.get("definition") or ""))
+    (the scispaCy KB format). A malformed line raises BioLinkError with the file and line
+    number (on_bad_line "skip": it is left out and counted, see BadLines)."""
+    return _read_lines(path, on_bad_line, _parse_jsonl)
+
+
+def _parse_jsonl(path, line_no: int, line: str) -> Concept:
+    try:
+        record = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as err:
+        # RecursionError: "[[[[...]]]]" thousands deep, which json parses by recursion.
+        reason = err.msg if isinstance(err, json.JSONDecodeError) else "nested too deeply"
+        raise _malformed(path, line_no, "jsonl", f"invalid JSON ({reason})", line) from None
+    if not isinstance(record, dict) or not record.get("concept_id"):
+        raise _malformed(path, line_no, "jsonl", "no 'concept_id'", line)
+    _check_json_fields(path, line_no, line, record)
+    names = [record.get("canonical_name") or ""] + list(record.get("aliases") or [])
+    if not any(n.strip() for n in names):
+        raise _malformed(path, line_no, "jsonl", "no 'canonical_name' nor 'aliases'", line)
+    return _checked(path, line_no, "jsonl", line, Concept(
+        [str(record["concept_id"])], names, type=ID_SEPARATOR.join(record.get("types") or []),
+        definition=record.get("definition") or ""))
 
 
 def _check_json_fields(path, line_no, line, record: dict) -> None:
@@ -258,7 +351,8 @@ def _filter_types(concepts: Iterator[Concept], allowed) -> Iterator[Concept]:
             yield concept
 
 
-def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> ConceptDictionary:
+def load_dictionary(path: PathLike, format: Optional[str] = None, *,
+                    on_bad_line: str = "error", **filters) -> ConceptDictionary:
     """Read a dictionary file (plain or .gz), or a UMLS META directory, into a
     ConceptDictionary.
 
@@ -269,7 +363,13 @@ def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> 
             semantic_types (TUIs or semantic groups such as "DISO"; also for jsonl types),
             code_sources (SABs whose codes become alternative ids, e.g. ["MSH"]; none);
         obo: synonym_scopes (["EXACT"]), xref_prefixes (MESH, OMIM, UMLS and spellings).
+    on_bad_line: "error" (default): a malformed line, or one with a control character,
+        stops the build naming file:line; "skip": such lines are left out, counted and
+        the first few named in a warning (W953). Not for umls and obo (E955).
     """
+    BadLines(path, on_bad_line)  # a bad value is refused before anything is read
+    if on_bad_line != "error":
+        filters = {**filters, "on_bad_line": on_bad_line}
     path = Path(path)
     if not path.exists():
         raise BioLinkError(Errors.E002.format(path=path))
@@ -325,9 +425,13 @@ def _load(path: Path, format: Optional[str], filters: dict) -> ConceptDictionary
     if format is not None and not path.is_dir():
         check_format(path, format)
     given = {key: value for key, value in filters.items() if value is not None}
+    if "on_bad_line" in given and fmt in ("umls", "obo"):
+        raise BioLinkError(Errors.E955.format(value=f"{given['on_bad_line']!r} for {fmt}",
+                                              options="'error' (skipping is for the line "
+                                                      "formats: medic, biosyn, ctd, tsv, jsonl)"))
     if not given.get("semantic_types", True):
         del given["semantic_types"]  # [] is no filter, not "no type at all"
-    own = READER_FILTERS.get(fmt, ())
+    own = READER_FILTERS.get(fmt, ()) + ("on_bad_line",)
     for key in given:
         if key not in own and key not in GENERIC_FILTERS:
             applies = [f for f, keys in READER_FILTERS.items() if key in keys]
