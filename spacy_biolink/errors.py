@@ -437,6 +437,14 @@ class Errors(metaclass=ErrorsWithCodes):
     E955 = ("on_bad_line = {value}: use one of {options}. \"skip\" leaves out malformed "
             "dictionary lines and lines with a control character, counts them and names the "
             "first few; \"error\" stops at the first (file:line).")
+    E956 = ("--engine ray needs Ray Data: Ray is installed, but `import ray.data` fails "
+            "({error}). Installed: numpy {numpy}, pandas {pandas}, pyarrow {pyarrow}. This is "
+            "a conflict between installed packages, most often the scispacy extra's numpy < 2 "
+            "beside a pandas or pyarrow built for numpy >= 2. Fix: link with Ray from an "
+            "environment without the scispacy extra (pip install \"spacy-biolink[distributed]\"), "
+            "or let pip pick pandas and pyarrow that agree with this numpy (pip install "
+            "\"numpy=={numpy}\" pandas pyarrow --force-reinstall); `pip check` lists the "
+            "conflicts and `python -c \"import ray.data\"` shows the full error.")
 
     # Distributed linking (E800-E839: link --engine ray)
     E800 = ("--engine ray needs Ray Data, which is not installed. Install the extra: "

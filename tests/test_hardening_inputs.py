@@ -407,3 +407,76 @@ def test_init_linker_on_bad_line_skip_writes_a_v3_loader(tmp_path):
     assert nlp.get_pipe("bio_linker").dictionary.n_concepts == 2
     config = (tmp_path / "model" / "config.cfg").read_text()
     assert "spacy-biolink.load_dictionary.v3" in config and 'on_bad_line = "skip"' in config
+
+
+# ------------------------------------------------------------ installs
+
+@pytest.fixture
+def ray_data_broken(monkeypatch):
+    """`import ray.data` failing as it does with numpy < 2 beside a pandas built for 2,
+    with `ray` itself found."""
+    import builtins
+    import importlib.util
+    import types
+
+    real_import, real_find_spec = builtins.__import__, importlib.util.find_spec
+
+    def fake_import(name, *args, **kwargs):
+        if name == "ray.data" or name.startswith("ray.data."):
+            raise ImportError("numpy.core.multiarray failed to import (pandas was built "
+                              "against numpy 2)")
+        if name == "ray":
+            return types.ModuleType("ray")
+        return real_import(name, *args, **kwargs)
+
+    def fake_find_spec(name, *args, **kwargs):
+        if name == "ray":
+            return importlib.machinery.ModuleSpec("ray", None)
+        return real_find_spec(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    monkeypatch.setattr(importlib.util, "find_spec", fake_find_spec)
+
+
+def test_ray_data_that_fails_to_import_is_a_conflict_not_a_missing_extra(ray_data_broken):
+    from spacy_biolink.runners.distributed import import_ray_data, ray_data_problem
+
+    problem = ray_data_problem()
+    assert problem is not None and "E956" in problem and "E800" not in problem
+    assert "numpy.core.multiarray failed to import" in problem and "numpy 2." in problem
+    with pytest.raises(BioLinkError, match="E956.*pip check"):
+        import_ray_data()
+
+
+def test_ray_tests_skip_with_the_reason_when_ray_data_is_broken(ray_data_broken, monkeypatch):
+    # test_distributed's guard: it asked only whether `ray` exists, so the Ray tests ran
+    # and failed with E800 instead of skipping.
+    import importlib
+
+    import tests.test_distributed as module
+
+    try:
+        marker = importlib.reload(module).needs_ray
+        assert marker.args[0] is True and "E956" in marker.kwargs["reason"]
+    finally:
+        monkeypatch.undo()
+        importlib.reload(module)  # the module as the real environment makes it
+
+
+def test_link_engine_ray_says_what_conflicts(ray_data_broken, tmp_path, tiny_dictionary):
+    from typer.testing import CliRunner
+
+    from spacy_biolink.cli import app
+    from tests.conftest import make_linker_nlp
+
+    nlp = make_linker_nlp(tiny_dictionary)
+    ruler = nlp.add_pipe("entity_ruler", before="bio_linker")
+    ruler.add_patterns([{"label": "Disease", "pattern": "breast cancer"}])
+    nlp.to_disk(tmp_path / "model")
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "part-0.jsonl").write_text('{"id": "a", "text": "breast cancer"}\n')
+    result = CliRunner().invoke(app, ["link", str(inputs), "--model", str(tmp_path / "model"),
+                                      "--output", str(tmp_path / "out"), "--engine", "ray"])
+    assert result.exit_code == 1, result.output
+    assert "E956" in result.output and "not installed" not in result.output.split("Installed")[0]
