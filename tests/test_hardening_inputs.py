@@ -480,3 +480,105 @@ def test_link_engine_ray_says_what_conflicts(ray_data_broken, tmp_path, tiny_dic
                                       "--output", str(tmp_path / "out"), "--engine", "ray"])
     assert result.exit_code == 1, result.output
     assert "E956" in result.output and "not installed" not in result.output.split("Installed")[0]
+
+
+# ------------------------------------------------------------ fuzzing (hypothesis)
+# test_reader_properties.py fuzzes each reader with arbitrary bytes and well-formed
+# files; these add line-shaped input built from each format's own pieces (so that it
+# gets past the first check), both on_bad_line settings, and the `link` JSONL input,
+# and require more of an error: it names the file, and a line's error its line.
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+FUZZ = settings(max_examples=60, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])
+PIECES = ["||", "|", "\t", "D000001", "MESH:D003924", "OMIM:613097", "C0011860", "name",
+          "id", "colon cancer", "#", "# Fields:", "# DiseaseName\tDiseaseID", "{", "}",
+          '"concept_id": "D1"', '"canonical_name": "flu"', '"aliases": ["x"]', ",", ":",
+          "[", "]", "\u0085", "\x00", "\ufeff", "\r", " ", "\u00e9", "\U0001f600", "1", "true"]
+LINES = st.lists(st.lists(st.sampled_from(PIECES), max_size=8).map("".join), max_size=8)
+LINE_ERRORS = ("E001", "E013", "E016", "E950", "E951")
+
+
+def check_error(err: BioLinkError, path: Path) -> None:
+    message = str(err)
+    assert path.name in message, message
+    if message[1:5] in LINE_ERRORS:
+        assert re_search(rf"{path.name}:\d+", message), message
+
+
+def re_search(pattern: str, text: str):
+    import re
+
+    return re.search(pattern, text)
+
+
+@FUZZ
+@given(lines=LINES, fmt=st.sampled_from(["medic", "biosyn", "ctd", "tsv", "jsonl", None]),
+       on_bad_line=st.sampled_from(["error", "skip"]), compress=st.booleans())
+def test_fuzz_dictionary_readers_give_a_result_or_an_error_naming_file_and_line(
+        tmp_path, lines, fmt, on_bad_line, compress):
+    path = tmp_path / ("fuzz.txt.gz" if compress else "fuzz.txt")
+    data = "\n".join(lines).encode("utf8")
+    path.write_bytes(gzip.compress(data) if compress else data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            dictionary = load_dictionary(path, fmt, on_bad_line=on_bad_line)
+        except BioLinkError as err:
+            check_error(err, path)
+            if on_bad_line == "skip":  # skipping leaves no malformed-line error
+                assert str(err)[1:5] not in ("E001", "E016"), str(err)
+            return
+    assert dictionary.n_names >= 1
+
+
+@FUZZ
+@given(data=st.binary(max_size=300), fmt=st.sampled_from(["umls", "obo"]))
+def test_fuzz_umls_and_obo_readers_give_a_result_or_an_error_naming_the_file(tmp_path, data, fmt):
+    path = tmp_path / ("MRCONSO.RRF" if fmt == "umls" else "fuzz.obo")
+    path.write_bytes(data)
+    try:
+        load_dictionary(path, fmt)
+    except BioLinkError as err:
+        check_error(err, path)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 40) | st.floats(allow_nan=True)
+                    | st.text(max_size=12),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.sampled_from(["text", "entities", "start", "end",
+                                                       "label", "id"]), inner, max_size=4),
+                    max_leaves=12)
+RECORDS = st.fixed_dictionaries({"text": st.text(max_size=40) | JSON},
+                                optional={"entities": JSON | st.lists(
+                                    st.tuples(st.integers(-2, 45) | st.booleans(),
+                                              st.integers(-2, 45) | st.booleans(),
+                                              st.sampled_from(["Disease", ""]) | JSON),
+                                    max_size=3), "id": JSON}) | JSON
+
+
+@FUZZ
+@given(records=st.lists(RECORDS, max_size=4), garbage=st.sampled_from(["", "{", "[1,", "\x00",
+                                                                       "\"text\"", "{}"]))
+def test_fuzz_link_jsonl_input_gives_docs_or_an_error_naming_file_and_line(
+        tmp_path, records, garbage):
+    import json
+
+    import spacy
+
+    from spacy_biolink.runners.local import make_input_doc, read_input_documents
+
+    path = tmp_path / "docs.jsonl"
+    lines = [json.dumps(r) for r in records] + [garbage]
+    path.write_text("\n".join(lines) + "\n", encoding="utf8")
+    nlp = spacy.blank("en")
+    try:
+        for document in read_input_documents(path):
+            doc = make_input_doc(nlp, document, path)
+            assert doc.text == document.text
+            for ent in doc.ents:
+                assert 0 <= ent.start_char < ent.end_char <= len(doc.text)
+    except BioLinkError as err:
+        assert re_search(r"docs\.jsonl:\d+", str(err)), str(err)

@@ -331,8 +331,9 @@ READER_FILTERS = {"umls": ("languages", "sources", "suppressed", "semantic_types
 GENERIC_FILTERS = ("semantic_types",)
 
 
-def infer_format(path: PathLike) -> str:
-    """The format of a dictionary file (or UMLS META directory), from its content."""
+def infer_format(path: PathLike, on_bad_line: str = "error") -> str:
+    """The format of a dictionary file (or UMLS META directory), from its content.
+    on_bad_line "skip": a control character in the line quoted by E003 is no error."""
     from .sniff import sniff
 
     path = Path(path)
@@ -340,7 +341,7 @@ def infer_format(path: PathLike) -> str:
     if fmt is None:
         if path.is_dir():  # not a META directory: it holds no MRCONSO.RRF
             raise BioLinkError(Errors.E041.format(path=path))
-        first = next((line for _, line in _lines(path)), "")
+        first = next((line for _, line in _lines(path, BadLines(path, on_bad_line))), "")
         raise BioLinkError(Errors.E003.format(path=path, first=first[:80]))
     return fmt
 
@@ -417,7 +418,7 @@ def _load(path: Path, format: Optional[str], filters: dict) -> ConceptDictionary
     """load_dictionary on a path that can be opened more than once."""
     from .sniff import check_format
 
-    fmt = format or infer_format(path)
+    fmt = format or infer_format(path, filters.get("on_bad_line") or "error")
     if fmt not in READERS:
         raise BioLinkError(Errors.E004.format(fmt=fmt, path=path, formats=", ".join(READERS)))
     if path.is_dir() and fmt != "umls":
