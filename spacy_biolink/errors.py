@@ -43,8 +43,11 @@ class Errors(metaclass=ErrorsWithCodes):
     E015 = ("{path}: the gzip data is truncated or corrupt ({reason}){where}. Download or "
             "compress the file again; `gzip -t {path}` checks one.")
     E016 = ("{path}:{line}: control character {char} at column {column} in {what}. A control "
-            "character (or a byte-order mark) cannot be part of a name or an id: remove it, "
-            "e.g. with `tr -d '\\000-\\010\\013-\\037'`.")
+            "character (or a byte-order mark) cannot be part of a name or an id: remove "
+            "them, C1 (U+0080-U+009F) and BOM included, e.g. with `perl -CSD -pe "
+            "'s/[\\x{{00}}-\\x{{08}}\\x{{0B}}-\\x{{1F}}\\x{{7F}}-\\x{{9F}}\\x{{FEFF}}]//g' "
+            "{path} > {path}.clean` (a dictionary can instead be read with "
+            "--on-bad-line skip, which leaves such lines out).")
     E017 = ("{path}:{line}:{column}: not valid JSON ({reason}). Fix the file: it should hold "
             "{expected}.")
     E018 = ("{path} holds a JSON {found}, but {expected} is expected here.")
@@ -450,6 +453,37 @@ class Errors(metaclass=ErrorsWithCodes):
             "`python -m spacy assemble CONFIG OUT --paths.dictionary DICT`, or "
             "`python -m spacy_biolink init-linker OUT --dictionary DICT`.")
 
+    # Inputs that are odd rather than wrong: blow-ups, misread layouts (E950-E969)
+    E950 = ("{path}:{line}: a line of the {what} is longer than {limit} (no newline within "
+            "that length), the most a line may hold. It is not a text file of lines (a "
+            "decompression bomb, or a binary file?). Check the file (`head -c 300 {path}`); "
+            "split its records one per line.")
+    E951 = ("{path}:{line}: this tsv dictionary looks id-first ({id!r} is an id, {name!r} a "
+            "name), but the tsv layout is name<TAB>id[<TAB>type]: read as is, every name would "
+            "be an id. The line was: {text!r}. Swap the first two columns, e.g. "
+            "`awk -F'\\t' -v OFS='\\t' '{{t=$1; $1=$2; $2=t; print}}' {path} > swapped.tsv`.")
+    E952 = ("nil_id = {value!r}: the id given to a mention without a link must be a "
+            "non-empty string (\"\" is what spaCy's kb_id_ says for a span never linked, "
+            "so NIL mentions could not be told apart). Use the default \"NIL\" or another "
+            "word in [components.bio_linker] nil_id.")
+    E953 = ("add_names: {n} pair(s) have an empty or non-string name or id, e.g. {pair!r}. "
+            "Pass (name, concept_id) pairs of non-empty strings, e.g. "
+            "[(\"colon cancer\", \"D003110\")].")
+    E954 = ("Nothing to convert in {path}: it holds no document{filters}, so {output} "
+            "would be an empty corpus. Nothing was written. Check the path, and --pmids "
+            "and --types if given.")
+    E955 = ("on_bad_line = {value}: use one of {options}. \"skip\" leaves out malformed "
+            "dictionary lines and lines with a control character, counts them and names the "
+            "first few; \"error\" stops at the first (file:line).")
+    E956 = ("--engine ray needs Ray Data: Ray is installed, but `import ray.data` fails "
+            "({error}). Installed: numpy {numpy}, pandas {pandas}, pyarrow {pyarrow}. This is "
+            "a conflict between installed packages, most often the scispacy extra's numpy < 2 "
+            "beside a pandas or pyarrow built for numpy >= 2. Fix: link with Ray from an "
+            "environment without the scispacy extra (pip install \"spacy-biolink[distributed]\"), "
+            "or let pip pick pandas and pyarrow that agree with this numpy (pip install "
+            "\"numpy=={numpy}\" pandas pyarrow --force-reinstall); `pip check` lists the "
+            "conflicts and `python -c \"import ray.data\"` shows the full error.")
+
     # Distributed linking (E800-E839: link --engine ray)
     E800 = ("--engine ray needs Ray Data, which is not installed. Install the extra: "
             "pip install \"spacy-biolink[distributed]\" (or pip install \"ray[data]\").")
@@ -518,6 +552,22 @@ class Warnings(metaclass=ErrorsWithCodes):
             "to link: bio_linker only links spans already in doc.ents. Use a pipeline with "
             "an ner (`python -m spacy_biolink assemble NER_DIR LINKER_DIR OUT`), or give "
             "\"entities\": [[start, end, label], ...] in a .jsonl input.")
+
+    # Inputs that are odd rather than wrong (W950-W959)
+    W950 = ("A document holds {n} parentheses, more than the {limit} that abbreviation "
+            "detection searches: its abbreviations are not resolved (the rest of it is "
+            "linked as usual). The document starts {start!r}. Said once; split such "
+            "documents (a table, a dump) into shorter ones if their abbreviations matter.")
+
+    W951 = ("A document holds a run of {length} characters without a space (it starts "
+            "{start!r}), longer than the {limit} that spaCy's tokenizer is given: its time "
+            "grows with the square of such a run. Runs that long are split at brackets "
+            "instead; the text and its offsets are unchanged. Said once.")
+    W952 = ("{path}:{line}: skipped a header line ({text!r}): its columns are titles, not "
+            "a name and an id. Remove it to silence this.")
+    W953 = ("Skipped {n} bad line(s) of the dictionary {path} (on_bad_line = \"skip\"): "
+            "{examples}. Their concepts or names are missing from the linker; fix the lines "
+            "and build again to have them.")
 
     # Distributed linking (W800-W809: link --engine ray)
     W800 = ("{n} malformed document(s) in {shards} shard(s) were not linked (first: "

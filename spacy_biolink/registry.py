@@ -198,6 +198,36 @@ def build_dictionary_loader_v2(path: Optional[PathLike], format: Optional[str] =
     return load
 
 
+@registry.misc("spacy-biolink.load_dictionary.v3")
+def build_dictionary_loader_v3(path: Optional[PathLike], format: Optional[str] = None,
+                               languages: Optional[List[str]] = None,
+                               sources: Optional[List[str]] = None,
+                               suppressed: Optional[bool] = None,
+                               semantic_types: Optional[List[str]] = None,
+                               synonym_scopes: Optional[List[str]] = None,
+                               xref_prefixes: Optional[List[str]] = None,
+                               code_sources: Optional[List[str]] = None,
+                               on_bad_line: str = "error"
+                               ) -> Callable[[], ConceptDictionary]:
+    """v2 plus on_bad_line: "error" (v2's behaviour) stops at the first malformed line
+    or line with a control character, naming file:line; "skip" leaves such lines out,
+    counts them and names the first few in a warning (W953). A bad value is refused here,
+    when the config is resolved, not when the dictionary is read."""
+    from .kb.readers.dictionaries import BadLines
+
+    BadLines(str(path), on_bad_line)
+    filters = {"languages": languages, "sources": sources, "suppressed": suppressed,
+               "semantic_types": semantic_types, "synonym_scopes": synonym_scopes,
+               "xref_prefixes": xref_prefixes, "code_sources": code_sources}
+
+    def load() -> ConceptDictionary:
+        if path is None:
+            raise BioLinkError(Errors.E900)
+        return load_dictionary(path, format, on_bad_line=on_bad_line, **filters)
+
+    return load
+
+
 @registry.scorers("spacy-biolink.linking_scorer.v1")
 def make_linking_scorer() -> Callable:
     """Registered `spacy-biolink.linking_scorer.v1`: `score_linking`, the default scorer."""

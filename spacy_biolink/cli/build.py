@@ -56,6 +56,10 @@ def init_linker_cli(
     verifier: Optional[Path] = typer.Option(None, "--verifier",
                                             help="Trained synonymy verifier (train "
                                                  "configs/siamese.cfg): rejects candidates"),
+    on_bad_line: str = typer.Option("error", "--on-bad-line",
+                                    help="error: stop at a malformed dictionary line or one "
+                                         "with a control character (file:line); skip: leave "
+                                         "such lines out, count them and name the first few"),
     verifier_mode: str = typer.Option("nil", "--verifier-mode",
                                       help="nil: a rejected top candidate makes the mention "
                                            "NIL; next: try the next candidates"),
@@ -93,7 +97,8 @@ def init_linker_cli(
                       augment=augment, spelling_map=spelling_map, encoder=encoder, force=force,
                       verifier=verifier, verifier_mode=verifier_mode,
                       verifier_threshold=verifier_threshold, reranker=reranker,
-                      overrides=parse_config_overrides(ctx.args), dictionary_filters=filters)
+                      overrides=parse_config_overrides(ctx.args), dictionary_filters=filters,
+                      on_bad_line=on_bad_line)
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
              f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")

@@ -178,6 +178,13 @@ def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
     for doc in pubtator_to_docs(nlp, documents, spans_key=spans_key, stats=stats,
                                 labels=labels):
         doc_bin.add(doc)
+    if not stats.docs:
+        # An empty DocBin trains and evaluates on nothing, and spaCy says so only later.
+        filters = ([f"pmids {sorted(pmids)[:5]}"] if pmids else []) + \
+            ([f"types {sorted(types)}"] if types else [])
+        raise BioLinkError(Errors.E954.format(
+            path=input_path, output=output_path,
+            filters=f" with {' and '.join(filters)}" if filters else ""))
     data = doc_bin.to_bytes()
     with atomic_file(output_path, "wb") as fileh:
         fileh.write(data)

@@ -109,32 +109,49 @@ def decode_line(path: PathLike, line_no: int, data: bytes) -> str:
 # Lines are decoded and split a block at a time (in C): per-line decoding in Python made
 # reading 1.8x slower than text mode (benchmarks/exploration/bench_file_reading.py).
 _BLOCK_SIZE = 1 << 20
+# The longest line iter_lines accepts (bytes, after gunzipping): a 1 MB gzip file can
+# inflate to a 1 GB line without a newline, which would be built whole in memory. No
+# real line of a dictionary, corpus or document list comes near it.
+MAX_LINE_BYTES = 64 << 20
 
 
 def iter_lines(path: PathLike, what: str = "Input file", *,
-               control_allowed: Optional[str] = None) -> Iterator[Tuple[int, str]]:
+               control_allowed: Optional[str] = None,
+               max_line_bytes: Optional[int] = None) -> Iterator[Tuple[int, str]]:
     """(line number from 1, text) for every line of `path`, without its line ending.
 
     Lines end at "\\n" (or "\\r\\n") only, so a lone "\\r" stays in its line instead of
     silently splitting a record in two. A byte-order mark at the start of a line is
     dropped. With `control_allowed` (e.g. "\\t"), any other control character or
     byte-order mark in a line is an error (E016) naming path:line and column.
+    The file is read in blocks of 1 MiB; a line longer than `max_line_bytes`
+    (MAX_LINE_BYTES, 64 MiB, when None) is an error (E950) naming path:line, raised
+    before more of it is read.
     """
     path = Path(path)
     pattern = _control_pattern(control_allowed + "\n") if control_allowed is not None else None
+    limit = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
     line_no = 0
     with open_binary(path, what) as stream:
         try:
             pending: list = []  # the start of a line whose end is not read yet
+            pending_size = 0
             while True:
                 block = stream.read(_BLOCK_SIZE)
                 if block:
                     cut = block.rfind(b"\n") + 1
+                    first_end = block.find(b"\n") if cut else len(block)
+                    if pending_size + first_end > limit:
+                        raise BioLinkError(Errors.E950.format(
+                            path=path, line=line_no + 1, what=what[:1].lower() + what[1:],
+                            limit=_mib(limit)))
                     if not cut:  # a long line: read on (joined once, not copied per block)
                         pending.append(block)
+                        pending_size += len(block)
                         continue
                     data = b"".join(pending + [block[:cut]])
                     pending = [block[cut:]]
+                    pending_size = len(block) - cut
                 else:
                     data, pending = b"".join(pending), []
                     if not data:
@@ -160,6 +177,10 @@ def iter_lines(path: PathLike, what: str = "Input file", *,
                     break
         except _GZIP_ERRORS as err:
             raise _gzip_error(path, err, line_no) from None
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):g} MiB"
 
 
 @functools.lru_cache(maxsize=16)

@@ -8,6 +8,7 @@ Everything is held in flat arrays (a UTF-8 blob plus offsets per string table, a
 from names to concepts) so a 10M-name dictionary loads as a handful of memory-mapped
 .npy files without building 10M Python strings.
 """
+import logging
 from array import array
 from collections import defaultdict
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -19,6 +20,7 @@ from ..errors import BioLinkError, Errors
 from ..io.util import gc_paused, read_arrays, write_arrays
 
 ID_SEPARATOR = "|"
+logger = logging.getLogger(__name__)
 
 # Where a (name, concept) pair came from, as bits of name_concept_sources: the
 # dictionary file (Triplet-Search's O), or corpus mentions and add_names (its D).
@@ -27,6 +29,29 @@ SOURCE_DATA = 2
 
 # StringTable iterates this many strings per slice of its blob.
 ITER_CHUNK = 65536
+
+
+# Past this many entries, a concept's ids or a name's concepts are checked for repeats
+# through a set: a list scan made 100,000 lines sharing one name quadratic (14 s / 50,000).
+_SCAN_LIMIT = 16
+
+
+def _add_unique(lists: List, k: int, values: Iterable) -> None:
+    """Append to lists[k] each of `values` it does not hold yet, in linear time overall:
+    a long list is kept beside a set of its items (an (list, set) pair after _SCAN_LIMIT)."""
+    entry = lists[k]
+    if isinstance(entry, tuple):
+        items, seen = entry
+    elif len(entry) + len(values) <= _SCAN_LIMIT:
+        entry.extend(v for v in values if v not in entry)
+        return
+    else:
+        items, seen = entry, set(entry)
+    for value in values:
+        if value not in seen:
+            seen.add(value)
+            items.append(value)
+    lists[k] = items if len(items) <= _SCAN_LIMIT else (items, seen)
 
 
 class StringTable(Sequence):
@@ -140,6 +165,10 @@ class ConceptDictionary:
         # A name's concept as a plain int, a list only for names shared by several
         # concepts: at 10M names the per-name lists were ~1 GB of the build's peak.
         name_to_concepts: List = []
+        # Each concept's first name (a name index; -1 until it has one): its canonical name
+        # without a string kept per line, so a line repeated a million times costs nothing.
+        first_names = array("q")
+        merged_lines = 0
         for concept in concepts:
             ids = [i for i in (x.strip() for x in concept.ids) if i]
             if not ids:
@@ -151,8 +180,10 @@ class ConceptDictionary:
                 all_ids.append(ids)
                 types.append(concept.type or "")
                 definitions.append(concept.definition or "")
+                first_names.append(-1)
             else:
-                all_ids[c].extend(i for i in ids if i not in all_ids[c])
+                merged_lines += 1
+                _add_unique(all_ids, c, ids)
                 types[c] = types[c] or concept.type or ""
                 definitions[c] = definitions[c] or concept.definition or ""
             for name in concept.names:
@@ -161,15 +192,21 @@ class ConceptDictionary:
                     continue
                 n = name_index.get(name)
                 if n is None:
-                    name_index[name] = len(name_to_concepts)
+                    n = name_index[name] = len(name_to_concepts)
                     name_to_concepts.append(c)
                 else:
                     owners = name_to_concepts[n]
                     if isinstance(owners, int):
                         if owners != c:
                             name_to_concepts[n] = [owners, c]
-                    elif c not in owners:
-                        owners.append(c)
+                    else:
+                        _add_unique(name_to_concepts, n, (c,))
+                if first_names[c] < 0:
+                    first_names[c] = n
+        for lists in (all_ids, name_to_concepts):  # drop _add_unique's sets
+            for k, entry in enumerate(lists):
+                if isinstance(entry, tuple):
+                    lists[k] = entry[0]
         # A concept with no name can never be retrieved; keep it out of the index but
         # fail loudly when nothing at all is left.
         if not name_to_concepts:
@@ -181,13 +218,38 @@ class ConceptDictionary:
         flat = numpy.fromiter((c for cs in name_to_concepts
                                for c in ((cs,) if isinstance(cs, int) else cs)),
                               dtype=numpy.int32, count=int(indptr[-1]))
-        return cls(
+        if merged_lines:
+            logger.info("%s: %d lines repeated the id of a concept read before; merged into "
+                        "it (names and ids already there are not stored again)",
+                        source, merged_lines)
+        dictionary = cls(
             StringTable.from_strings(ID_SEPARATOR.join(ids) for ids in all_ids),
             StringTable.from_strings(name_index.keys()),
             indptr, flat,
             StringTable.from_strings(types) if any(types) else None,
             StringTable.from_strings(definitions) if any(definitions) else None,
         )
+        dictionary._first_names = numpy.frombuffer(first_names, dtype=numpy.int64)
+        return dictionary
+
+    def first_names_table(self) -> Optional["StringTable"]:
+        """Each concept's first name as read by from_concepts (the canonical name
+        load_dictionary keeps), gathered from `names` without a Python string per
+        concept; None for a dictionary not built by from_concepts."""
+        first = getattr(self, "_first_names", None)
+        if first is None:
+            return None
+        starts = numpy.where(first >= 0, self.names.offsets[:-1][numpy.maximum(first, 0)], 0)
+        ends = numpy.where(first >= 0, self.names.offsets[1:][numpy.maximum(first, 0)], 0)
+        lengths = ends - starts
+        offsets = numpy.zeros(len(first) + 1, dtype=numpy.int64)
+        numpy.cumsum(lengths, out=offsets[1:])
+        # Byte positions of every gathered name: each start repeated over its length.
+        positions = (numpy.repeat(starts - offsets[:-1], lengths)
+                     + numpy.arange(int(offsets[-1]), dtype=numpy.int64))
+        blob = numpy.asarray(self.names.blob)[positions] if len(positions) else \
+            numpy.zeros(0, dtype=numpy.uint8)
+        return StringTable(numpy.ascontiguousarray(blob, dtype=numpy.uint8), offsets)
 
     def with_names(self, extra: Iterable[Tuple[str, str]], *, source: str = "<names>"
                    ) -> Tuple["ConceptDictionary", List[Tuple[str, str]]]:

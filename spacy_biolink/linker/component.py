@@ -327,6 +327,11 @@ class BioLinker(Pipe):
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2
                     and all(isinstance(part, str) for part in pair)):
                 raise BioLinkError(Errors.E195.format(got=f"{pair!r:.60}"))
+        empty = [(n, c) for n, c in pairs if not n.strip()]
+        if empty:
+            # An empty name would join the index as a row that matches nothing (or,
+            # normalized, every empty mention): never what the caller meant.
+            raise BioLinkError(Errors.E953.format(n=len(empty), pair=empty[0]))
         unknown = [(n, c) for n, c in pairs if self.dictionary.concept_index(c) is None]
         if unknown:
             raise BioLinkError(Errors.E107.format(n=len(unknown), name=unknown[0][0],

@@ -132,7 +132,7 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 force: bool = False, verifier: Optional[PathLike] = None,
                 verifier_mode: str = "nil", verifier_threshold: Optional[float] = None,
                 dictionary_filters: Optional[Dict] = None,
-                reranker: Optional[PathLike] = None) -> Language:
+                reranker: Optional[PathLike] = None, on_bad_line: str = "error") -> Language:
     """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
 
     augment: PubTator corpora whose gold mentions join the dictionary (train, or
@@ -147,6 +147,10 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         calibrated probabilities, so the threshold is 0 (no NIL, said in the log) unless
         components.bio_linker.threshold is given.
 
+    on_bad_line: "skip" leaves malformed dictionary lines out (counted, the first few
+        named, W953) instead of stopping at the first; the dictionary loader becomes
+        spacy-biolink.load_dictionary.v3, whose setting it is.
+
     dictionary_filters: the readers' filters (languages, sources, suppressed,
         semantic_types, synonym_scopes, xref_prefixes; see load_dictionary); None values
         keep the reader's default. They need the v2 dictionary loader (the default config's).
@@ -154,6 +158,13 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     The directory appears complete or not at all: it is written beside its target and
     renamed into place.
     """
+    from .stages.verifier import MODES
+
+    if verifier_mode not in MODES:  # before anything is read, with or without --verifier
+        raise BioLinkError(Errors.E704.format(value=verifier_mode, options=", ".join(MODES)))
+    from ..kb.readers.dictionaries import BadLines
+
+    BadLines(dictionary, on_bad_line)  # a bad value is refused before anything is read
     if output_dir is not None:
         output_dir = check_output_path(output_dir, kind="dir", what="the pipeline",
                                        force=force)
@@ -178,6 +189,11 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         config_path, settings,
         user_overrides={k: v for k, v in (overrides or {}).items() if not k.startswith(INDEX_PREFIX)})
     linker = config["components"]["bio_linker"]
+    if on_bad_line != "error":
+        # v1 and v2 are frozen without the setting; v3 reads the same keys and this one.
+        loader = config["initialize"]["components"]["bio_linker"]["dictionary"]
+        loader["@misc"] = "spacy-biolink.load_dictionary.v3"
+        loader["on_bad_line"] = on_bad_line
     index_config = linker["index"]
     if encoder is not None:
         from ..encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer

@@ -101,6 +101,10 @@ class LinkingPolicy:
         check_model(encoder, role="encoder", where=f"{name} encoder")
         check_index(index, where=f"{name} index")
         _check_threshold(threshold, encoder, _prior_bound(prior_weight, prior_mode))
+        if not isinstance(nil_id, str) or not nil_id.strip():
+            # "" would be written as ent.kb_id_, which spaCy reads as "not linked" and
+            # scores as a miss, and it cannot be told from a span the linker never saw.
+            raise BioLinkError(Errors.E952.format(value=nil_id))
         self.name = name
         self.model = encoder
         self.index = index
@@ -313,6 +317,10 @@ class LinkingPolicy:
         self._concept_prior = prior
         self._allowed, self._reported_ids = {}, {}
         self._cache.clear()
+        # Each label's mask now, so that a type_filter naming no type of the dictionary
+        # warns (W020) at initialize and load, not at the first span of that label.
+        for label in self.type_filter:
+            self.allowed_concepts(label)
 
     def clear_cache(self) -> None:
         """Forget every cached query result, the stages' too (benchmarks that time cold

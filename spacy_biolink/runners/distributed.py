@@ -497,17 +497,55 @@ def link_corpus(input_path: PathLike, model: PathLike, output_dir: PathLike, *,
     return report
 
 
+def ray_data_problem() -> Optional[str]:
+    """Why Ray Data cannot be used here, or None when `import ray.data` works.
+
+    "Not installed" only when there is no `ray`; an installed Ray whose import fails
+    (numpy < 2 from the scispacy extra beside a pandas or pyarrow built for numpy >= 2)
+    is a conflict between installed packages, and the reason says which and how to fix it.
+    """
+    try:
+        import_ray_data()
+    except BioLinkError as err:
+        return str(err)
+    return None
+
+
+def import_ray_data():
+    """The `ray` module with `ray.data` imported, or a BioLinkError: E800 when Ray is not
+    installed, E956 (what failed, numpy's version, what to do) when it is but its import
+    fails."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise BioLinkError(Errors.E800)
+    try:
+        import ray
+        import ray.data  # noqa: F401 - imported for its side effect: ray.data is set
+    except Exception as err:  # ImportError, or ValueError "numpy.dtype size changed"
+        raise BioLinkError(Errors.E956.format(
+            error=f"{type(err).__name__}: {' '.join(str(err).split())[:300]}",
+            numpy=_version("numpy"), pandas=_version("pandas"),
+            pyarrow=_version("pyarrow"))) from None
+    return ray
+
+
+def _version(package: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int],
                 address: Optional[str], batch_size: int, num_gpus: float, output_format: str,
                 code: Optional[PathLike], max_attempts: int, progress: bool
                 ) -> Tuple[Dict[str, Dict[str, Any]], int, int]:
     """Link `todo` on Ray. Returns the results by shard, the actors started and the
     actors asked for (num_workers, or the cluster's CPUs when None)."""
-    try:
-        import ray
-        import ray.data
-    except ImportError:
-        raise BioLinkError(Errors.E800) from None
+    ray = import_ray_data()
     from ..io.progress import progress_bar
 
     started_ray = False

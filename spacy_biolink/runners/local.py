@@ -140,8 +140,10 @@ def _parse_entities(path: Path, line_no: int, value: Any, text: str) -> List[Tup
         if not isinstance(item, (list, tuple)) or len(item) != 3:
             raise bad("each entity needs a start, an end and a label", item)
         start, end, label = item
-        if not (isinstance(start, int) and isinstance(end, int) and isinstance(label, str)):
-            raise bad("start and end must be integers, label a string", item)
+        # bool is an int subclass: [false, true, "Disease"] would be read as 0 and 1.
+        if not (isinstance(start, int) and isinstance(end, int) and isinstance(label, str)
+                and not isinstance(start, bool) and not isinstance(end, bool)):
+            raise bad("start and end must be integers (not true/false), label a string", item)
         if not 0 <= start < end <= len(text):
             raise bad(f"offsets outside the text (0-{len(text)}) or empty", item)
         entities.append((start, end, label))

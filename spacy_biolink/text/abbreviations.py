@@ -11,7 +11,9 @@ coordination, "spinocerebellar ataxias 1 and 2 (SCA1, n = 11; SCA2 ...)", names 
 part its number picks, and its siblings ("SCA2") the others. A doc that already went
 through scispaCy's `abbreviation_detector` pipe is read as it is, not detected again.
 """
+import bisect
 import re
+import warnings
 from typing import Dict, Iterator, Optional, Tuple
 
 import numpy
@@ -19,8 +21,14 @@ from spacy.attrs import ORTH, SPACY
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
+from ..errors import Warnings
 from .composites import split_composite
 from .schwartz_hearst import MAX_INSIDE, definition_candidates, find_long_form
+
+
+# A doc with more "(" than this is not searched for definitions (W950): a real text
+# defines tens, a full-text article a few hundred; a table or a dump of 20,000 took minutes.
+MAX_PARENTHESES = 2000
 
 
 class AbbreviationResolver:
@@ -28,11 +36,24 @@ class AbbreviationResolver:
         self.vocab = vocab
         self._open = vocab.strings.add("(")
         self._close = vocab.strings.add(")")
+        self._warned = False
 
     def long_forms(self, doc: Doc) -> Dict[str, str]:
-        """Short form text -> long form text, for every definition in the doc."""
+        """Short form text -> long form text, for every definition in the doc.
+
+        A doc with more than MAX_PARENTHESES "(" is not searched (nothing is found in
+        it; W950, said once per resolver): resolving each definition against all others
+        grows with the square of their number, and no real text defines thousands.
+        """
         found = _from_upstream_pipe(doc)
         if found is None:
+            n_open = int(numpy.count_nonzero(doc.to_array(ORTH) == self._open))
+            if n_open > MAX_PARENTHESES:
+                if not self._warned:
+                    self._warned = True
+                    warnings.warn(Warnings.W950.format(n=n_open, limit=MAX_PARENTHESES,
+                                                       start=doc.text[:60]))
+                return {}
             found = self._detect(doc)
         # On raw text the long form keeps what tokenization splits off: scispaCy reads
         # "X-linked dilated cardiomyopathy (XLDCM)" as "linked dilated cardiomyopathy".
@@ -43,8 +64,7 @@ class AbbreviationResolver:
             if found.get(short, coordination) == coordination:
                 found[short] = part
         # "isolated DMS (IDMS)" after "diffuse mesangial sclerosis (DMS)".
-        return {short: expand(long, {s: l for s, l in found.items() if s != short})
-                for short, long in found.items()}
+        return {short: expand(long, found, skip=short) for short, long in found.items()}
 
     def _detect(self, doc: Doc) -> Dict[str, str]:
         """scispaCy's AbbreviationDetector's definitions, minus the parts this linker does
@@ -61,9 +81,12 @@ class AbbreviationResolver:
             return {}
         closes = numpy.flatnonzero(orth == self._close)
         # In the Matcher's order (by end, then latest start), brackets stripped;
-        # longer pairs are never definitions, so they are not built.
-        inside = sorted(((int(o) + 1, int(c)) for o in opens
-                         for c in closes[(closes > o + 1) & (closes <= o + 1 + MAX_INSIDE)]),
+        # longer pairs are never definitions, so they are not built. Each open's closes
+        # are found by bisection (a mask over all closes per open was quadratic).
+        first = numpy.searchsorted(closes, opens + 2)
+        last = numpy.searchsorted(closes, opens + 1 + MAX_INSIDE, side="right")
+        inside = sorted(((int(o) + 1, int(c)) for o, lo, hi in zip(opens, first, last)
+                         for c in closes[lo:hi]),
                         key=lambda match: (match[1], -match[0]))
         found: Dict[str, str] = {}
         seen_long = set()
@@ -85,8 +108,8 @@ def doc_text(doc: Doc) -> str:
                    for orth, space in doc.to_array([ORTH, SPACY]).tolist())
 
 
-def expand(text: str, long_forms: Dict[str, str]) -> str:
-    """`text` with every whole-word short form replaced by its long form.
+def expand(text: str, long_forms: Dict[str, str], skip: Optional[str] = None) -> str:
+    """`text` with every whole-word short form replaced by its long form (but `skip`).
 
     A mention that already spells out a long form ("Wilson disease (WD)") is left alone.
     """
@@ -94,7 +117,7 @@ def expand(text: str, long_forms: Dict[str, str]) -> str:
         return text
     lowered = text.lower()
     present = [short for short in long_forms
-               if short in text and long_forms[short].lower() not in lowered]
+               if short in text and short != skip and long_forms[short].lower() not in lowered]
     if not present:
         return text
     # Longest first, so "HNPCC" is not resolved as "HNPC" + "C".
@@ -120,6 +143,9 @@ _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])")
 
 def _parenthesized_definitions(text: str) -> Iterator[Tuple[str, str]]:
     """(short form, long form) pairs written as "long form (SF" (Schwartz & Hearst 2003)."""
+    # Sentence ends found once: searching the text before each parenthesis again made a
+    # doc of 20,000 parentheses take minutes.
+    sentence_ends = None
     for match in _PARENTHESIS.finditer(text):
         short = match.group(1).strip()
         if not _is_short_form(short):
@@ -127,14 +153,32 @@ def _parenthesized_definitions(text: str) -> Iterator[Tuple[str, str]]:
         if match.group(2) == "," and _lists_short_forms(text, match.end()):
             # "spinocerebellar ataxias 1 and 2 (SCA1, SCA2)": no one long form per item.
             continue
-        before = text[:match.start()].rstrip()
-        sentence_start = max((m.end() for m in _SENTENCE_END.finditer(before)), default=0)
-        words = before[sentence_start:].split()
+        if sentence_ends is None:
+            sentence_ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+        end = match.start()
+        while end and text[end - 1].isspace():
+            end -= 1
+        # A sentence end counts when the capital it looks at is before the parenthesis.
+        k = bisect.bisect_left(sentence_ends, end)
+        sentence_start = sentence_ends[k - 1] if k else 0
         n_chars = sum(ch.isalnum() for ch in short)
-        window = " ".join(words[-min(n_chars + 5, n_chars * 2):])
+        n_words = min(n_chars + 5, n_chars * 2)
+        window = " ".join(_last_words(text, sentence_start, end, n_words))
         long = _best_long_form(short, window)
         if long and short not in long.split():
             yield short, long
+
+
+def _last_words(text: str, start: int, end: int, n: int) -> list:
+    """text[start:end].split()[-n:], reading back only as far as those words need."""
+    size = 256
+    while True:
+        first = max(start, end - size)
+        words = text[first:end].split()
+        # With more than n words read, the first one (maybe cut) is not among the last n.
+        if first == start or len(words) > n:
+            return words[-n:] if n else []
+        size *= 4
 
 
 def _lists_short_forms(text: str, after: int) -> bool:

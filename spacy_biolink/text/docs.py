@@ -20,6 +20,10 @@ def check_max_length(nlp: Language, text: str, where: str) -> None:
 
 
 def make_doc(nlp: Language, text: str, where: str) -> Doc:
-    """`nlp.make_doc(text)`, or E470 naming `where` when the text is too long for `nlp`."""
+    """The Doc of one document: E470 naming `where` when the text is too long for `nlp`,
+    else `nlp.make_doc(text)` with long bracket runs tokenized in linear time
+    (tokenize.make_doc)."""
+    from .tokenize import make_doc as bounded_make_doc
+
     check_max_length(nlp, text, where)
-    return nlp.make_doc(text)
+    return bounded_make_doc(nlp, text)

@@ -8,24 +8,89 @@ Formats
 - jsonl:  scispaCy's KB lines {"concept_id", "canonical_name", "aliases", "types", "definition"}
 - umls:   a UMLS release's META directory, or MRCONSO.RRF (readers/umls.py)
 - obo:    OBO 1.4 ontologies: MONDO, HPO, DOID, ChEBI (readers/obo.py)
+
+Limits: a line longer than MAX_LINE_BYTES (4 MiB) is an error naming file:line (E950);
+a line that repeats a concept read before is merged into it, storing nothing again.
 """
+import contextlib
 import json
+import logging
+import re
+import warnings
 from pathlib import Path
-from typing import Callable, Dict, Iterator, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 from ..dictionary import ID_SEPARATOR, Concept, ConceptDictionary
-from ...errors import BioLinkError, Errors
+from ...errors import BioLinkError, Errors, Warnings
 from ..ids import normalize_medic_id
 from ...io.files import find_control_character, iter_lines
 from ...io.util import PathLike, open_text  # noqa: F401 - open_text is imported from here
 
+# The longest dictionary line read (bytes): MEDIC lines with hundreds of synonyms stay
+# under 100 KB; a longer "line" is a decompression bomb or not a dictionary (E950).
+MAX_LINE_BYTES = 4 << 20
+logger = logging.getLogger(__name__)
 
-def _lines(path: Path) -> Iterator[tuple]:
+
+ON_BAD_LINE = ("error", "skip")
+# Skipped lines named in the warning (W953); the rest are counted.
+SHOWN_BAD_LINES = 5
+
+
+class BadLines:
+    """What a reader does with a bad line (malformed, or holding a control character):
+    on_bad_line "error" (the default) raises at the first, naming file:line; "skip" leaves
+    it out, counts it and keeps the first SHOWN_BAD_LINES for the warning (W953) that
+    report() gives once the file is read."""
+
+    def __init__(self, path: PathLike, on_bad_line: str = "error"):
+        if on_bad_line not in ON_BAD_LINE:
+            raise BioLinkError(Errors.E955.format(value=on_bad_line,
+                                                  options=", ".join(ON_BAD_LINE)))
+        self.path = path
+        self.skipping = on_bad_line == "skip"
+        self.count = 0
+        self.examples: List[str] = []
+
+    def record(self, line_no: int, reason: str) -> None:
+        """Count one skipped line; the first few are kept with their reason."""
+        self.count += 1
+        if len(self.examples) < SHOWN_BAD_LINES:
+            self.examples.append(f"line {line_no}: {reason[:160]}")
+
+    def parse(self, parse_line: Callable, line_no: int, *args) -> Optional[Concept]:
+        """parse_line(line_no, *args), or None (recorded) when it raises a BioLinkError
+        and bad lines are skipped."""
+        try:
+            return parse_line(line_no, *args)
+        except BioLinkError as err:
+            if not self.skipping:
+                raise
+            # "[E001] path:line: malformed ... line: why. The line was: ..." -> the why.
+            self.record(line_no, str(err).split(": ", 1)[-1].split(". The line was")[0])
+            return None
+
+    def report(self) -> None:
+        """Warn (W953) with the count and the first skipped lines, if any were skipped."""
+        if self.count:
+            warnings.warn(Warnings.W953.format(n=self.count, path=self.path,
+                                               examples="; ".join(self.examples)))
+
+
+def _lines(path: Path, bad: Optional[BadLines] = None) -> Iterator[tuple]:
     """(line number, text) of the non-blank lines of a dictionary file (files.iter_lines:
     UTF-8, gzip, BOM dropped, errors with path:line). A control character other than a
     tab, or a byte-order mark inside a line, is an error: it would end up in an id or a
-    name that no mention can match."""
-    for line_no, line in iter_lines(path, "Dictionary file", control_allowed="\t"):
+    name that no mention can match. With `bad` skipping, such a line is left out."""
+    skipping = bad is not None and bad.skipping
+    for line_no, line in iter_lines(path, "Dictionary file",
+                                    control_allowed=None if skipping else "\t",
+                                    max_line_bytes=MAX_LINE_BYTES):
+        if skipping:
+            found = find_control_character(line, allow="\t")
+            if found is not None:
+                bad.record(line_no, f"control character {found[1]} at column {found[0]}")
+                continue
         if line.strip():
             yield line_no, line
 
@@ -60,25 +125,43 @@ def _split_ids_names(path, line_no, line, fmt):
     return ids, raw_names
 
 
-def read_medic(path: PathLike) -> Iterator[Concept]:
+def _read_lines(path: PathLike, on_bad_line: str, parse_line: Callable) -> Iterator[Concept]:
+    """The concepts parse_line(path, line_no, line) makes of the lines of `path`."""
+    bad = BadLines(path, on_bad_line)
+    for line_no, line in _lines(Path(path), bad):
+        concept = bad.parse(lambda n, text: parse_line(path, n, text), line_no, line)
+        if concept is not None:
+            yield concept
+    bad.report()
+
+
+def _parse_medic(path, line_no: int, line: str) -> Concept:
+    ids, raw_names = _split_ids_names(path, line_no, line, "medic")
+    names = [n for n in raw_names.split("|") if n.strip()]
+    if not names:
+        raise _malformed(path, line_no, "medic", "no name after '||'", line)
+    return _checked(path, line_no, "medic", line, Concept(ids, names))
+
+
+def read_medic(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
     """Read a MEDIC-style `ids||name|name|...` file: one concept per line, ids split on `|`.
-    A malformed line raises BioLinkError with the file and line number."""
-    for line_no, line in _lines(Path(path)):
-        ids, raw_names = _split_ids_names(path, line_no, line, "medic")
-        names = [n for n in raw_names.split("|") if n.strip()]
-        if not names:
-            raise _malformed(path, line_no, "medic", "no name after '||'", line)
-        yield _checked(path, line_no, "medic", line, Concept(ids, names))
+    A malformed line raises BioLinkError with the file and line number (on_bad_line
+    "skip": it is left out and counted, see BadLines)."""
+    return _read_lines(path, on_bad_line, _parse_medic)
 
 
-def read_biosyn(path: PathLike) -> Iterator[Concept]:
+def _parse_biosyn(path, line_no: int, line: str) -> Concept:
+    ids, name = _split_ids_names(path, line_no, line, "biosyn")
+    if not name.strip():
+        raise _malformed(path, line_no, "biosyn", "no name after '||'", line)
+    return _checked(path, line_no, "biosyn", line, Concept(ids, [name]))
+
+
+def read_biosyn(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
     """Read a BioSyn dictionary (`ids||name`): one name per line, so a concept with synonyms
-    spans several lines. A malformed line raises BioLinkError with the file and line number."""
-    for line_no, line in _lines(Path(path)):
-        ids, name = _split_ids_names(path, line_no, line, "biosyn")
-        if not name.strip():
-            raise _malformed(path, line_no, "biosyn", "no name after '||'", line)
-        yield _checked(path, line_no, "biosyn", line, Concept(ids, [name]))
+    spans several lines. A malformed line raises BioLinkError with the file and line number
+    (on_bad_line "skip": it is left out and counted, see BadLines)."""
+    return _read_lines(path, on_bad_line, _parse_biosyn)
 
 
 # CTD's files announce their columns in a comment line: "# Fields:" then "# Name<TAB>...".
@@ -86,13 +169,14 @@ _CTD_DEFAULT_FIELDS = ["DiseaseName", "DiseaseID", "AltDiseaseIDs", "Definition"
                        "TreeNumbers", "ParentTreeNumbers", "Synonyms", "SlimMappings"]
 
 
-def read_ctd(path: PathLike) -> Iterator[Concept]:
+def read_ctd(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
     """Read a CTD vocabulary TSV (e.g. CTD_diseases.tsv); columns come from its `# Fields:` header
     when present. Ids are normalized like MEDIC's (MESH: prefix dropped, OMIM: added);
-    alternative ids (AltDiseaseIDs) are kept."""
+    alternative ids (AltDiseaseIDs) are kept. on_bad_line: see BadLines."""
     fields = list(_CTD_DEFAULT_FIELDS)
     expect_fields = False
-    for line_no, line in _lines(Path(path)):
+    bad = BadLines(path, on_bad_line)
+    for line_no, line in _lines(Path(path), bad):
         if line.startswith("#"):
             text = line.lstrip("#").strip()
             if text == "Fields:":
@@ -101,49 +185,104 @@ def read_ctd(path: PathLike) -> Iterator[Concept]:
                 fields = text.split("\t")
                 expect_fields = False
             continue
-        cols = dict(zip(fields, line.split("\t")))
-        name_col = next((f for f in fields if f.endswith("Name")), fields[0])
-        id_col = next((f for f in fields if f.endswith("ID")), fields[1])
-        if not cols.get(name_col, "").strip() or not cols.get(id_col, "").strip():
-            raise _malformed(path, line_no, "ctd", f"empty {name_col} or {id_col}", line)
-        ids = [normalize_medic_id(cols[id_col])]
-        alt = next((f for f in fields if f.startswith("Alt") and f.endswith("IDs")), None)
-        if alt and cols.get(alt):
-            ids += [normalize_medic_id(i) for i in cols[alt].split("|") if i.strip()]
-        synonyms = [s for s in cols.get("Synonyms", "").split("|") if s.strip()]
-        yield _checked(path, line_no, "ctd", line, Concept(
-            ids, [cols[name_col]] + synonyms, definition=cols.get("Definition", "")))
+        concept = bad.parse(_parse_ctd, line_no, path, line, fields)
+        if concept is not None:
+            yield concept
+    bad.report()
 
 
-def read_tsv(path: PathLike) -> Iterator[Concept]:
+def _parse_ctd(line_no: int, path, line: str, fields: List[str]) -> Concept:
+    cols = dict(zip(fields, line.split("\t")))
+    name_col = next((f for f in fields if f.endswith("Name")), fields[0])
+    id_col = next((f for f in fields if f.endswith("ID")), fields[1] if len(fields) > 1 else "")
+    if not cols.get(name_col, "").strip() or not cols.get(id_col, "").strip():
+        raise _malformed(path, line_no, "ctd", f"empty {name_col} or {id_col}", line)
+    ids = [normalize_medic_id(cols[id_col])]
+    alt = next((f for f in fields if f.startswith("Alt") and f.endswith("IDs")), None)
+    if alt and cols.get(alt):
+        ids += [normalize_medic_id(i) for i in cols[alt].split("|") if i.strip()]
+    synonyms = [s for s in cols.get("Synonyms", "").split("|") if s.strip()]
+    return _checked(path, line_no, "ctd", line, Concept(
+        ids, [cols[name_col]] + synonyms, definition=cols.get("Definition", "")))
+
+
+# What a concept id looks like in a TSV's id column: prefixed (MESH:D000001, HP:0000118),
+# or a bare MeSH/UMLS-style code (D000001, C0011860), or a number (OMIM 613097).
+_ID_LIKE = re.compile(r"^(?:[A-Za-z][\w.-]*:\S+|[A-Z]{1,4}_?\d{3,}|\d+)$")
+# Column titles of a header line ("name<TAB>id"): never a concept.
+_HEADER_WORDS = {"name", "names", "term", "synonym", "synonyms", "label", "text", "string",
+                 "str", "mention", "concept_name", "canonical_name", "preferred_name",
+                 "id", "ids", "cui", "concept_id", "identifier", "code", "curie",
+                 "concept", "type", "types", "semantic_type"}
+
+
+def _looks_like_id(text: str) -> bool:
+    return all(_ID_LIKE.match(i.strip()) for i in text.split(ID_SEPARATOR) if i.strip())
+
+
+def _is_header(cols) -> bool:
+    return all(c.strip().lstrip("#").strip().lower() in _HEADER_WORDS for c in cols[:2])
+
+
+def read_tsv(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
     """Read a `name<TAB>id[<TAB>type]` file, one name per line; several ids are joined by `|`.
-    A malformed line raises BioLinkError with the file and line number."""
-    for line_no, line in _lines(Path(path)):
+    A malformed line raises BioLinkError with the file and line number.
+
+    The first line is looked at twice: a header ("name<TAB>id") is skipped (W952), and
+    an id-first layout ("D000001<TAB>Calcimycin": an id in the name column, a word in
+    the id column) is an error (E951): read as is, it would link to names that are ids.
+    on_bad_line: see BadLines (an id-first layout is refused either way).
+    """
+    first = True
+    bad = BadLines(path, on_bad_line)
+    for n, (line_no, line) in enumerate(_lines(Path(path), bad)):
         cols = line.split("\t")
-        if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
-            raise _malformed(path, line_no, "tsv", "expected name<TAB>id[<TAB>type]", line)
-        ids = [i.strip() for i in cols[1].split(ID_SEPARATOR) if i.strip()]
-        yield _checked(path, line_no, "tsv", line,
-                       Concept(ids, [cols[0]], type=cols[2].strip() if len(cols) > 2 else ""))
+        if n == 0 and len(cols) >= 2 and _is_header(cols):
+            warnings.warn(Warnings.W952.format(path=path, line=line_no, text=line[:80]))
+            continue
+        if first:  # the first data line
+            first = False
+            if (len(cols) >= 2 and cols[1].strip() and _looks_like_id(cols[0].strip())
+                    and not _looks_like_id(cols[1].strip())):
+                raise BioLinkError(Errors.E951.format(path=path, line=line_no, text=line[:200],
+                                                      id=cols[0].strip(), name=cols[1].strip()))
+        concept = bad.parse(_parse_tsv, line_no, path, line, cols)
+        if concept is not None:
+            yield concept
+    bad.report()
 
 
-def read_jsonl(path: PathLike) -> Iterator[Concept]:
+def _parse_tsv(line_no: int, path, line: str, cols: List[str]) -> Concept:
+    if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
+        raise _malformed(path, line_no, "tsv", "expected name<TAB>id[<TAB>type]", line)
+    ids = [i.strip() for i in cols[1].split(ID_SEPARATOR) if i.strip()]
+    return _checked(path, line_no, "tsv", line,
+                    Concept(ids, [cols[0]], type=cols[2].strip() if len(cols) > 2 else ""))
+
+
+def read_jsonl(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
     """Read JSON lines with `concept_id`, `canonical_name`, `aliases`, `types`, `definition`
-    (the scispaCy KB format). A malformed line raises BioLinkError with the file and line number."""
-    for line_no, line in _lines(Path(path)):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise _malformed(path, line_no, "jsonl", f"invalid JSON ({err.msg})", line) from None
-        if not isinstance(record, dict) or not record.get("concept_id"):
-            raise _malformed(path, line_no, "jsonl", "no 'concept_id'", line)
-        _check_json_fields(path, line_no, line, record)
-        names = [record.get("canonical_name") or ""] + list(record.get("aliases") or [])
-        if not any(n.strip() for n in names):
-            raise _malformed(path, line_no, "jsonl", "no 'canonical_name' nor 'aliases'", line)
-        yield _checked(path, line_no, "jsonl", line, Concept(
-            [str(record["concept_id"])], names, type=ID_SEPARATOR.join(record.get("types") or []),
-            definition=record.get("definition") or ""))
+    (the scispaCy KB format). A malformed line raises BioLinkError with the file and line
+    number (on_bad_line "skip": it is left out and counted, see BadLines)."""
+    return _read_lines(path, on_bad_line, _parse_jsonl)
+
+
+def _parse_jsonl(path, line_no: int, line: str) -> Concept:
+    try:
+        record = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as err:
+        # RecursionError: "[[[[...]]]]" thousands deep, which json parses by recursion.
+        reason = err.msg if isinstance(err, json.JSONDecodeError) else "nested too deeply"
+        raise _malformed(path, line_no, "jsonl", f"invalid JSON ({reason})", line) from None
+    if not isinstance(record, dict) or not record.get("concept_id"):
+        raise _malformed(path, line_no, "jsonl", "no 'concept_id'", line)
+    _check_json_fields(path, line_no, line, record)
+    names = [record.get("canonical_name") or ""] + list(record.get("aliases") or [])
+    if not any(n.strip() for n in names):
+        raise _malformed(path, line_no, "jsonl", "no 'canonical_name' nor 'aliases'", line)
+    return _checked(path, line_no, "jsonl", line, Concept(
+        [str(record["concept_id"])], names, type=ID_SEPARATOR.join(record.get("types") or []),
+        definition=record.get("definition") or ""))
 
 
 def _check_json_fields(path, line_no, line, record: dict) -> None:
@@ -192,8 +331,9 @@ READER_FILTERS = {"umls": ("languages", "sources", "suppressed", "semantic_types
 GENERIC_FILTERS = ("semantic_types",)
 
 
-def infer_format(path: PathLike) -> str:
-    """The format of a dictionary file (or UMLS META directory), from its content."""
+def infer_format(path: PathLike, on_bad_line: str = "error") -> str:
+    """The format of a dictionary file (or UMLS META directory), from its content.
+    on_bad_line "skip": a control character in the line quoted by E003 is no error."""
     from .sniff import sniff
 
     path = Path(path)
@@ -201,7 +341,7 @@ def infer_format(path: PathLike) -> str:
     if fmt is None:
         if path.is_dir():  # not a META directory: it holds no MRCONSO.RRF
             raise BioLinkError(Errors.E041.format(path=path))
-        first = next((line for _, line in _lines(path)), "")
+        first = next((line for _, line in _lines(path, BadLines(path, on_bad_line))), "")
         raise BioLinkError(Errors.E003.format(path=path, first=first[:80]))
     return fmt
 
@@ -212,7 +352,8 @@ def _filter_types(concepts: Iterator[Concept], allowed) -> Iterator[Concept]:
             yield concept
 
 
-def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> ConceptDictionary:
+def load_dictionary(path: PathLike, format: Optional[str] = None, *,
+                    on_bad_line: str = "error", **filters) -> ConceptDictionary:
     """Read a dictionary file (plain or .gz), or a UMLS META directory, into a
     ConceptDictionary.
 
@@ -223,13 +364,61 @@ def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> 
             semantic_types (TUIs or semantic groups such as "DISO"; also for jsonl types),
             code_sources (SABs whose codes become alternative ids, e.g. ["MSH"]; none);
         obo: synonym_scopes (["EXACT"]), xref_prefixes (MESH, OMIM, UMLS and spellings).
+    on_bad_line: "error" (default): a malformed line, or one with a control character,
+        stops the build naming file:line; "skip": such lines are left out, counted and
+        the first few named in a warning (W953). Not for umls and obo (E955).
     """
-    from .sniff import check_format
-
+    BadLines(path, on_bad_line)  # a bad value is refused before anything is read
+    if on_bad_line != "error":
+        filters = {**filters, "on_bad_line": on_bad_line}
     path = Path(path)
     if not path.exists():
         raise BioLinkError(Errors.E002.format(path=path))
-    fmt = format or infer_format(path)
+    if _is_stream(path):
+        with _spooled(path) as copy:
+            try:
+                return _load(copy, format, filters)
+            except BioLinkError as err:  # name the pipe the user gave, not the copy
+                raise BioLinkError(str(err).replace(str(copy), str(path))) from None
+    return _load(path, format, filters)
+
+
+def _is_stream(path: Path) -> bool:
+    """True for a FIFO, a process substitution (`-d <(zcat medic.gz)`, a /dev/fd pipe) or
+    a character device: a file that can be read only once, so it cannot be sniffed, then
+    checked, then read."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+@contextlib.contextmanager
+def _spooled(path: Path) -> Iterator[Path]:
+    """A temporary regular-file copy of the stream `path`, read once in 1 MiB blocks (as
+    it comes: still gzip if it is), removed afterwards."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="spacy-biolink-") as tmp:
+        copy = Path(tmp) / (path.name or "dictionary")
+        try:
+            with open(path, "rb") as source, open(copy, "wb") as target:
+                shutil.copyfileobj(source, target, 1 << 20)
+        except OSError as err:
+            raise BioLinkError(Errors.E012.format(path=path, reason=err.strerror or err)) from None
+        logger.info("%s is a pipe: read it once into %s", path, copy)
+        yield copy
+
+
+def _load(path: Path, format: Optional[str], filters: dict) -> ConceptDictionary:
+    """load_dictionary on a path that can be opened more than once."""
+    from .sniff import check_format
+
+    fmt = format or infer_format(path, filters.get("on_bad_line") or "error")
     if fmt not in READERS:
         raise BioLinkError(Errors.E004.format(fmt=fmt, path=path, formats=", ".join(READERS)))
     if path.is_dir() and fmt != "umls":
@@ -237,9 +426,13 @@ def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> 
     if format is not None and not path.is_dir():
         check_format(path, format)
     given = {key: value for key, value in filters.items() if value is not None}
+    if "on_bad_line" in given and fmt in ("umls", "obo"):
+        raise BioLinkError(Errors.E955.format(value=f"{given['on_bad_line']!r} for {fmt}",
+                                              options="'error' (skipping is for the line "
+                                                      "formats: medic, biosyn, ctd, tsv, jsonl)"))
     if not given.get("semantic_types", True):
         del given["semantic_types"]  # [] is no filter, not "no type at all"
-    own = READER_FILTERS.get(fmt, ())
+    own = READER_FILTERS.get(fmt, ()) + ("on_bad_line",)
     for key in given:
         if key not in own and key not in GENERIC_FILTERS:
             applies = [f for f, keys in READER_FILTERS.items() if key in keys]
@@ -250,50 +443,6 @@ def load_dictionary(path: PathLike, format: Optional[str] = None, **filters) -> 
         from .umls import expand_semantic_types
 
         concepts = _filter_types(concepts, expand_semantic_types(given["semantic_types"]))
-    canonical = _CanonicalNames()
-    dictionary = ConceptDictionary.from_concepts(canonical.record(concepts), source=str(path))
-    dictionary.canonical_names = canonical.table(dictionary)
+    dictionary = ConceptDictionary.from_concepts(concepts, source=str(path))
+    dictionary.canonical_names = dictionary.first_names_table()
     return dictionary
-
-
-class _CanonicalNames:
-    """Each concept's first name as its reader gave it, kept as UTF-8 bytes and offsets
-    (no string per concept), in the order from_concepts numbers concepts: by first
-    appearance of the primary id."""
-
-    def __init__(self):
-        import array
-
-        self.blob = bytearray()
-        self.offsets = array.array("q", [0])
-        self.ids: list = []
-
-    def record(self, concepts: Iterator[Concept]) -> Iterator[Concept]:
-        for concept in concepts:
-            ids = [i for i in (x.strip() for x in concept.ids) if i]
-            if ids:
-                first = next((n.strip() for n in concept.names if n.strip()), "")
-                self.blob += first.encode("utf8")
-                self.offsets.append(len(self.blob))
-                self.ids.append(ids[0])
-            yield concept
-
-    def table(self, dictionary: ConceptDictionary):
-        import numpy
-
-        from ..dictionary import StringTable
-
-        if len(self.ids) == dictionary.n_concepts:
-            self.ids = []
-            return StringTable(numpy.frombuffer(bytes(self.blob), dtype=numpy.uint8),
-                               numpy.frombuffer(self.offsets, dtype=numpy.int64).copy())
-        # Lines repeating a primary id were merged: the first line's name is canonical
-        # (and a first line without names gives way to the next with one).
-        data, offsets = bytes(self.blob), self.offsets
-        first: Dict[str, str] = {}
-        for i, primary in enumerate(self.ids):
-            if not first.get(primary):
-                first[primary] = data[offsets[i]:offsets[i + 1]].decode("utf8")
-        self.ids = []
-        return StringTable.from_strings(first.get(dictionary.primary_id(c), "")
-                                        for c in range(dictionary.n_concepts))

@@ -80,9 +80,11 @@ def sniff_lines(lines: List[str]) -> Tuple[Optional[str], str]:
 def head_lines(path: PathLike, n: int = SNIFF_LINES) -> List[str]:
     """The first `n` non-blank lines of `path` (compressed files too), without a leading BOM,
     for guessing the file's format."""
-    from .dictionaries import _lines
+    from .dictionaries import BadLines, _lines
 
-    lines = [line for _, line in islice(_lines(Path(path)), n)]
+    # Lines with a control character are passed over here: the reader reports them (or
+    # skips them, with on_bad_line "skip"); the format shows in the others.
+    lines = [line for _, line in islice(_lines(Path(path), BadLines(path, "skip")), n)]
     if lines:
         lines[0] = lines[0].lstrip("\ufeff")
     return lines
