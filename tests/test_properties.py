@@ -308,6 +308,8 @@ def test_a_spelling_map_applies_once(text, options, spelling):
     """With a spelling map whose corrections are not themselves corrected (BioSyn's is
     such a map), mention() is idempotent too; a chain a -> b -> c is applied one step per
     call, by design."""
+    # v1's spelling rule folds "aoe" to "ae", then "e" (pinned above; v1 is frozen).
+    assume(not (options["spelling_variants"] and re.search(r"[ao]{2,}e", text.lower())))
     normalizer = MentionNormalizer(spelling=spelling, **options)
     assume(not any(token in normalizer.spelling
                    for right in normalizer.spelling.values() for token in right.split()))
