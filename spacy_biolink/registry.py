@@ -186,16 +186,9 @@ def build_dictionary_loader_v2(path: Optional[PathLike], format: Optional[str] =
     path may be null in a shipped config (`spacy debug config` resolves [initialize]
     without running it); it must be set by the time the pipeline is initialized.
     """
-    filters = {"languages": languages, "sources": sources, "suppressed": suppressed,
-               "semantic_types": semantic_types, "synonym_scopes": synonym_scopes,
-               "xref_prefixes": xref_prefixes, "code_sources": code_sources}
-
-    def load() -> ConceptDictionary:
-        if path is None:
-            raise BioLinkError(Errors.E900)
-        return load_dictionary(path, format, **filters)
-
-    return load
+    return build_dictionary_loader_v3(path, format, languages, sources, suppressed,
+                                      semantic_types, synonym_scopes, xref_prefixes,
+                                      code_sources, on_bad_line="error")
 
 
 @registry.misc("spacy-biolink.load_dictionary.v3")
