@@ -213,9 +213,8 @@ def trained_settings(path: PathLike, *, threshold: Optional[float] = None,
     if rule != "verifier" and not fitted and score_threshold is None and weights is None:
         raise BioLinkError(Errors.E710.format(path=path, rule=rule,
                                               fitted=sorted(meta.get("nil_rules", {}))))
+    # The mode is checked where it is used: init_linker before any work, the constructor.
     check_nil_rule(rule, threshold, score_threshold, weights)
-    if mode not in MODES:
-        raise BioLinkError(Errors.E704.format(value=mode, options=", ".join(MODES)))
     return dict(model_config), {"threshold": float(threshold), "mode": mode,
                                 "max_tries": int(max_tries), "rule": rule,
                                 "score_threshold": score_threshold,
