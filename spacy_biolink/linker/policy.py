@@ -383,6 +383,11 @@ class LinkingPolicy:
 
     # Saving and loading (the pipe adds its cfg and the atomic directory) -----
 
+    def _configured_stages(self) -> List[str]:
+        """The stages built from the config, whose weights alone are saved (the others,
+        set from Python, are saved whole)."""
+        return [name for name in self.stages if name not in self._attached]
+
     @property
     def has_sieve(self) -> bool:
         """Whether a sieve over corpus names is in use (sieve_threshold and D names)."""
@@ -400,7 +405,7 @@ class LinkingPolicy:
             writers["index"] = lambda p: self.index.to_disk(p)
         if self._sieve is not None:
             writers["sieve"] = lambda p: self._sieve[1].to_disk(p)
-        configured = [n for n in self.stages if n not in self._attached]
+        configured = self._configured_stages()
         if configured:
             writers["stages"] = lambda p: _write_stage_states(p, {
                 n: self.stages[n].state_to_bytes() for n in configured})
@@ -418,7 +423,7 @@ class LinkingPolicy:
             parts["index"] = lambda: self.index.to_bytes()
         if self._sieve is not None:
             parts["sieve"] = lambda: self._sieve[1].to_bytes()
-        configured = [n for n in self.stages if n not in self._attached]
+        configured = self._configured_stages()
         if configured:
             parts["stages"] = lambda: srsly.msgpack_dumps(
                 {n: self.stages[n].state_to_bytes() for n in configured})
@@ -429,7 +434,7 @@ class LinkingPolicy:
     def read_parts_from_disk(self, path: Path, cfg: Dict, *, exclude: Iterable[str] = ()) -> None:
         """Read what part_writers wrote to `path`, given the saved `cfg` (already read)."""
         parts = ["normalizer", "encoder"] + (["dictionary", "index"] if cfg.get("initialized") else [])
-        configured = [n for n in self.stages if n not in self._attached]
+        configured = self._configured_stages()
         if configured and "stages" not in exclude:
             parts += [f"stages/{n}" for n in configured]
         missing = [p for p in parts if p not in exclude and not (path / p).exists()]
@@ -486,7 +491,7 @@ class LinkingPolicy:
                 sieve = exact_index_from_state(state["meta"], state["arrays"])
             self._adopt(ConceptDictionary.from_bytes(msg["dictionary"]), where="<bytes>",
                         sieve=sieve)
-        configured = [n for n in self.stages if n not in self._attached]
+        configured = self._configured_stages()
         if configured and "stages" not in exclude:
             states = srsly.msgpack_loads(msg["stages"]) if "stages" in msg else {}
             missing = [n for n in configured if n not in states]
