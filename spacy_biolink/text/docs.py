@@ -9,6 +9,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..errors import BioLinkError, Errors
+from .tokenize import make_doc as bounded_make_doc
 
 
 def check_max_length(nlp: Language, text: str, where: str) -> None:
@@ -23,7 +24,5 @@ def make_doc(nlp: Language, text: str, where: str) -> Doc:
     """The Doc of one document: E470 naming `where` when the text is too long for `nlp`,
     else `nlp.make_doc(text)` with long bracket runs tokenized in linear time
     (tokenize.make_doc)."""
-    from .tokenize import make_doc as bounded_make_doc
-
     check_max_length(nlp, text, where)
     return bounded_make_doc(nlp, text)
