@@ -289,8 +289,9 @@ class Errors(metaclass=ErrorsWithCodes):
     # The cross-encoder reranker (E530-E559: rerank.py, training/rerank.py)
     E530 = ("Reranker setting {setting} = {value!r}: it must be {what}.")
     E531 = ("Not a trained reranker directory: {path} ({reason}). Pass the --output directory "
-            "of `python -m spacy_biolink train configs/reranker.cfg`, which holds "
-            "reranker.cfg, reranker.json and model.")
+            "of `python -m spacy_biolink train configs/reranker.cfg` (reranker.cfg, "
+            "reranker.json, model) or of `train configs/rank.cfg` (model.txt, "
+            "learned_reranker.json, label_types.json).")
     E532 = ("Reranker training: no {split} mention of {path} has its gold concept among the "
             "retriever's top {k} candidates ({n} mention(s) read), so there is nothing to "
             "learn from. Check that the corpus ids are ids of the retriever's dictionary, "
