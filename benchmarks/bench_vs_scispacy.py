@@ -235,7 +235,7 @@ def run_ours(args, work: Path) -> Dict:
     for key, stages in (("link", None), ("link_same_stages",
                                          {"resolve_abbreviations": False, "split_composites": False})):
         if stages:
-            linker.cfg.update(stages)
+            linker.linker.configure(**stages)
         log(f"ours ({key}): {stats['mentions']} mentions in {stats['docs']} docs; "
             f"linking x{args.repeats} ...")
         timings, predictions = [], None
@@ -538,7 +538,7 @@ def run_interleaved(args) -> Dict:
     same_stages = {"resolve_abbreviations": False, "split_composites": False}
 
     def ours_pass(stages):
-        linker.cfg.update(stages)
+        linker.linker.configure(**stages)
         docs = make_docs(nlp.make_doc, texts, per_doc)
         linker.linker.clear_cache()  # every pass cold
         gc.collect()
@@ -569,7 +569,7 @@ def run_interleaved(args) -> Dict:
             predictions.setdefault(key, preds)
             log(f"pass {rep + 1}/{args.repeats} {key}: {n / dt:.0f} mentions/s "
                 f"(load {os.getloadavg()[0]:.1f})")
-    linker.cfg.update(defaults)
+    linker.linker.configure(**defaults)
     d = load_dictionary(args.dictionary)
     res["passes_s"] = passes
     res["summary"] = {key: {"best_mentions_per_s": n / min(v),

@@ -86,7 +86,7 @@ def main() -> None:
         user_junk = top_scores(linker, [Mention(doc, s, e) for s, e in offsets])
         rows = []
         for threshold in THRESHOLDS:
-            linker.cfg["threshold"] = threshold
+            linker.linker.configure(threshold=threshold)
             result = evaluate_gold_mentions(nlp, corpus, types=types)
             rows.append({"threshold": threshold, "acc@1": result["acc@1"],
                          "n_evaluated": result["n_evaluated"],

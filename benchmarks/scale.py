@@ -96,7 +96,7 @@ else:
     # Exact dense search without holding every name's vector: the names encoded again a
     # chunk at a time, each chunk's best 10 merged into the running best 10.
     from spacy_biolink.index import top_k
-    names = linker.linker._searched.names
+    names = linker.linker.retriever.searched.names
     e_scores = numpy.full((len(texts), 10), -numpy.inf, dtype=numpy.float32)
     e_ids = numpy.full((len(texts), 10), -1, dtype=numpy.int64)
     t = time.perf_counter()

@@ -196,6 +196,11 @@ class Errors(metaclass=ErrorsWithCodes):
             "saved pipeline that has them.")
     # Encoders and indexes
     # Scale (issue 17): the dense index past a size threshold.
+    E175 = ("{pipe}: `{key}` = {flat!r} in the component's settings, but its {step} stage "
+            "block says {value!r}. Set it in one place: the stage block (then leave `{key}` "
+            "at its default) or the flat setting (then drop the block).")
+    E176 = ("{pipe}: the stages {names} are all a {step} step; a linker has one. Keep one "
+            "block for it.")
     E180 = ("spacy-biolink.AutoFaissIndex.v1: min_names = {min_names}, nlist = {nlist} and "
             "train_size = {train_size} must be >= 0 (nlist 0: sqrt(names); train_size 0: 64 "
             "names per list) and nprobe = {nprobe} >= 1 (the lists each query scans).")

@@ -505,6 +505,68 @@ def build_relabel_entities(label: Optional[str] = "Disease"):
 
 # Linking stages (linker/stages/): a block under [components.NAME.stages.STAGE_NAME] each.
 
+# The steps every linker has, as stage blocks ([components.NAME.stages.*]): each sets the
+# flat settings it stands for (linker/policy.py's STEP_SETTINGS). Their defaults are what
+# init-linker's config chose on dev, so that a block written without settings gets them.
+
+@registry.misc("spacy-biolink.Abbreviations.v1")
+def build_abbreviations_step(enabled: bool = True):
+    """Registered `spacy-biolink.Abbreviations.v1`: a mention that is a short form its
+    document defines is linked as its long form (linker/stages/abbreviations.py)."""
+    from .linker.stages.abbreviations import Abbreviations
+
+    return Abbreviations(enabled)
+
+
+@registry.misc("spacy-biolink.CompositeSplitter.v1")
+def build_composite_splitter(enabled: bool = True, margin: float = 0.00001):
+    """Registered `spacy-biolink.CompositeSplitter.v1`: coordinated mentions ("breast and
+    ovarian cancer") are searched as their parts too, and split where each part beats the
+    whole by more than `margin` and they name different concepts."""
+    from .linker.stages.composites import CompositeSplitter
+
+    return CompositeSplitter(enabled, margin)
+
+
+@registry.misc("spacy-biolink.CorpusSieve.v1")
+def build_corpus_sieve(threshold: float = 0.95):
+    """Registered `spacy-biolink.CorpusSieve.v1`: a mention whose best corpus name scores
+    at least `threshold` is answered from the corpus names alone (Triplet-Search's sieve)."""
+    from .linker.stages.sieve import CorpusSieve
+
+    return CorpusSieve(threshold)
+
+
+@registry.misc("spacy-biolink.AnnotationPrior.v1")
+def build_annotation_prior(weight: float = 0.005, mode: str = "order"):
+    """Registered `spacy-biolink.AnnotationPrior.v1`: near ties go to the concept the
+    corpora annotated most (`weight * ln(1 + n)`); mode "order" only orders the k best,
+    "add" adds the boost to the score."""
+    from .linker.stages.prior import AnnotationPrior
+
+    return AnnotationPrior(weight, mode)
+
+
+@registry.misc("spacy-biolink.TypeFilter.v1")
+def build_type_filter(types: Dict[str, List[str]]):
+    """Registered `spacy-biolink.TypeFilter.v1`: span label -> allowed types (the
+    dictionary's own, or UMLS semantic groups such as "DISO"); labels not listed are not
+    filtered."""
+    from .linker.stages.type_filter import TypeFilter
+
+    return TypeFilter(types)
+
+
+@registry.misc("spacy-biolink.ScoreThreshold.v1")
+def build_score_threshold(threshold: float = 0.45, max_entities_per_mention: int = 5):
+    """Registered `spacy-biolink.ScoreThreshold.v1`: the NIL rule by score; candidates at or
+    above `threshold` go to kb_ents (at most `max_entities_per_mention`), a mention with
+    none is NIL."""
+    from .linker.stages.score_threshold import ScoreThreshold
+
+    return ScoreThreshold(threshold, max_entities_per_mention)
+
+
 @registry.misc("spacy-biolink.SiameseVerifierStage.v1")
 def build_siamese_verifier_stage(model, mode: str = "nil", threshold: float = 0.5,
                                  max_tries: int = 3, rule: str = "verifier",

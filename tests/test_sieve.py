@@ -125,7 +125,7 @@ def test_sieve_searches_once_per_batch(corpus):
     nlp = make_nlp(corpus, index_sources="O", sieve_threshold=0.95)
     linker = nlp.get_pipe("bio_linker")
     calls = {"sieve": [], "main": []}
-    for name, index in (("sieve", linker.linker._sieve[1]), ("main", linker.index)):
+    for name, index in (("sieve", linker.linker.sieve.index), ("main", linker.index)):
         def counted(queries, k, _search=index.search, _name=name):
             calls[_name].append(queries.shape[0])
             return _search(queries, k)
@@ -167,7 +167,7 @@ def test_add_names_reach_the_sieve(corpus, tmp_path):
     assert linker.add_names([("huntington sugar", "D003")]) == 1
     # An added name is D: the O index does not hold it, the sieve does.
     assert linker.index.n_vectors == 5
-    assert linker.linker._sieve[0].n_names == 4
+    assert linker.linker.sieve.names.n_names == 4
     assert link(nlp) == [("D003", 1.0)]
     nlp.to_disk(tmp_path / "nlp")
     assert link(spacy.load(tmp_path / "nlp")) == [("D003", 1.0)]
@@ -179,7 +179,7 @@ def test_sieve_is_rebuilt_when_a_saved_pipeline_has_none(corpus):
     fresh = spacy.blank("en")
     fresh.add_pipe("bio_linker", config={"index_sources": "O", "sieve_threshold": 0.95})
     fresh.get_pipe("bio_linker").from_bytes(nlp.get_pipe("bio_linker").to_bytes(exclude=["sieve"]))
-    assert fresh.get_pipe("bio_linker").linker._sieve is not None
+    assert fresh.get_pipe("bio_linker").linker.sieve.active
     assert links(fresh) == expected
 
 

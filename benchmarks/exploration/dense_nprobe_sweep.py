@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     texts = sorted({linker.normalizer.mention(m.text) for d in read_pubtator(args.corpus)
                     for m in d.mentions})
     queries = numpy.ascontiguousarray(linker.linker.encode(texts), dtype=numpy.float32)
-    names = linker.linker._searched.names
+    names = linker.linker.retriever.searched.names
     started = time.perf_counter()
     vectors = numpy.empty((len(names), queries.shape[1]), dtype=numpy.float32)
     for start in range(0, len(names), 200_000):

@@ -76,7 +76,7 @@ def main(argv=None) -> int:
             "|---|---:|---:|---:|---:|"]
     results = {}
     for label, sources, level, sieve in STRATEGIES:
-        linker.cfg.update(index_sources=sources, index_level=level, sieve_threshold=sieve)
+        linker.linker.configure(index_sources=sources, index_level=level, sieve_threshold=sieve)
         # Rebuilding the search over the same vectors is what initialize() does after
         # encoding; only the index (and the sieve's exact index) change between rows.
         linker.linker._build_search(linker.dictionary, vectors)

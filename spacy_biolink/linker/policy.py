@@ -1,13 +1,20 @@
-"""The linking policy: from mentions to ranked concepts, with no spaCy pipe around it.
+"""The linker: from mentions to ranked concepts, with no spaCy pipe around it.
 
-Everything `bio_linker` decides about a batch of mentions lives here: abbreviations
-spelled out, composite mentions split ("breast and ovarian cancer"), query keys, the
-per-batch dedup and the cache, the sieve over corpus names, the annotation prior, the
-type filter, the verifier and the reranker, and which candidates become kb_id_ and
-kb_ents. `LinkingPolicy` works on its own (tests and benchmarks build one from an encoder
-and an index); the `bio_linker` pipe (component.py) is a LinkingPolicy with spaCy's config,
-set-up, serialization and span writing around it, and `evaluate` and the training-pair
-builders call the same methods, so a stage cannot count in one place and not another.
+A `LinkingPolicy` has a retriever (dictionary + encoder + index, retriever.py) and its
+stages, in the order a mention meets them (stages/):
+- abbreviations: a short form its document defines is linked as its long form;
+- composites: "breast and ovarian cancer" is searched whole and as its parts;
+- the search itself, per distinct query key, deduplicated and cached, with three steps
+  around the retriever: the sieve over corpus names, the type filter, the annotation prior;
+- candidate stages (the Siamese verifier) on each query's candidates;
+- the composite decision, then mention stages (the rerankers) in each mention's context;
+- the NIL rule (score threshold): which candidates become kb_id_ and kb_ents.
+Each is a registered, versioned config block (`[components.NAME.stages.*]`); the flat
+settings (`threshold`, `prior_weight`, ...) are the same steps' shorthand. `link` is the
+one way anything links (the pipe, `evaluate`, the training-pair builders and trainers,
+`link`, the Ray worker), so a stage cannot count in one place and not another. The
+`bio_linker` pipe (component.py) has a LinkingPolicy and adds spaCy's config, set-up,
+serialization and span writing.
 """
 from collections import OrderedDict
 from pathlib import Path
@@ -21,25 +28,37 @@ from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 from thinc.api import Model
 
-from ..kb.dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
-from ..errors import BioLinkError, Errors, Warnings
-from ..index import NameIndex, exact_index, exact_index_from_state
-from ..io.progress import progress_bar
+from ..kb.dictionary import ConceptDictionary
+from ..errors import BioLinkError, Errors
+from ..index import NameIndex, exact_index_from_state
 from ..io.util import read_arrays
-from ..index.word_postings import additive_vectorizer
-from ..index.concepts import Candidates, concept_vectors, search_concept_index, search_concepts
+from ..index.concepts import Candidates
 from ..io.safe_models import check_index, check_model
-from ..text.abbreviations import AbbreviationResolver, expand
-from ..text.composites import split_composite
 from ..text.normalize import MentionNormalizer
+from .retriever import INDEX_SOURCES, Retriever
 from .stages import Stage, check_stages as _check_stages
+from .stages.abbreviations import Abbreviations
+from .stages.composites import CompositeSplitter
+from .stages.prior import PRIOR_MODES, AnnotationPrior
+from .stages.score_threshold import ScoreThreshold
+from .stages.sieve import CorpusSieve
+from .stages.type_filter import TypeFilter, check_type_filter as _check_type_filter
 
 # Per mention: (text, ranked candidates) for each concept it names; one pair unless a
 # composite mention ("breast and ovarian cancer") was split.
 MentionLinks = List[Tuple[str, Candidates]]
 
-# index_sources: which names the main index holds (Triplet-Search's O, D and OD).
-INDEX_SOURCES = {"O": SOURCE_ONTOLOGY, "D": SOURCE_DATA, "OD": SOURCE_ONTOLOGY | SOURCE_DATA}
+# The steps every linker has, by the name their config block's stage carries as `step`,
+# and the flat settings each stands for, with the constructor's defaults: a block sets
+# those settings (E175 where a flat setting says otherwise).
+STEP_SETTINGS = {
+    "abbreviations": {"resolve_abbreviations": True},
+    "composites": {"split_composites": True, "split_margin": 0.0},
+    "sieve": {"sieve_threshold": None},
+    "prior": {"prior_weight": 0.0, "prior_mode": "add"},
+    "type_filter": {"type_filter": {}},
+    "nil_rule": {"threshold": 0.45, "max_entities_per_mention": 5},
+}
 
 
 class Mention:
@@ -70,7 +89,8 @@ class Mention:
 
 
 class LinkingPolicy:
-    """Links mentions to the concepts of a ConceptDictionary with an encoder and an index.
+    """Links mentions to the concepts of a ConceptDictionary: a retriever (encoder and
+    index) and stages (module docstring).
 
     Set up with `index_names(dictionary, fit_encoder=True)` or, for an index already built,
     `_adopt(dictionary, where=...)`; then `link` gives each mention's ranked
@@ -89,33 +109,21 @@ class LinkingPolicy:
                  type_filter: Optional[Dict[str, List[str]]] = None,
                  id_preference: Sequence[str] = ("MESH", "OMIM"),
                  stages: Optional[Dict[str, "Stage"]] = None):
-        self.type_filter = _check_type_filter(type_filter)
-        self.id_preference = _check_id_preference(id_preference)
-        _check_config(k=k, threshold=threshold, max_entities_per_mention=max_entities_per_mention,
-                      cache_size=cache_size, nil_id=nil_id, index_level=index_level,
-                      index_sources=index_sources, sieve_threshold=sieve_threshold,
-                      prior_weight=prior_weight, prior_mode=prior_mode,
-                      corpus_margin=corpus_margin, split_margin=split_margin)
-        # Refused before anything is read into them: a received model directory must not
-        # be able to name a layer whose state loads by unpickling (safe_models.py).
-        check_model(encoder, role="encoder", where=f"{name} encoder")
-        check_index(index, where=f"{name} index")
-        _check_threshold(threshold, encoder, _prior_bound(prior_weight, prior_mode))
-        if not isinstance(nil_id, str) or not nil_id.strip():
-            # "" would be written as ent.kb_id_, which spaCy reads as "not linked" and
-            # scores as a miss, and it cannot be told from a span the linker never saw.
-            raise BioLinkError(Errors.E952.format(value=nil_id))
-        self.name = name
-        self.model = encoder
-        self.index = index
-        self.normalizer = normalizer if normalizer is not None else MentionNormalizer()
-        self.abbreviations = AbbreviationResolver(vocab if vocab is not None else Vocab())
-        self.dictionary: Optional[ConceptDictionary] = None
-        self.cfg: Dict = {
+        step_blocks, stages = _split_step_blocks(stages, name)
+        flat = _with_step_blocks(name, step_blocks, {
             "resolve_abbreviations": resolve_abbreviations,
-            "split_composites": split_composites,
-            "k": k, "threshold": threshold, "nil_id": nil_id,
-            "max_entities_per_mention": max_entities_per_mention,
+            "split_composites": split_composites, "split_margin": split_margin,
+            "sieve_threshold": sieve_threshold, "prior_weight": prior_weight,
+            "prior_mode": prior_mode, "type_filter": type_filter or {},
+            "threshold": threshold, "max_entities_per_mention": max_entities_per_mention})
+        self.id_preference = _check_id_preference(id_preference)
+        self.name = name
+        self.vocab = vocab if vocab is not None else Vocab()
+        self.cfg: Dict = {
+            "resolve_abbreviations": flat["resolve_abbreviations"],
+            "split_composites": flat["split_composites"],
+            "k": k, "threshold": flat["threshold"], "nil_id": nil_id,
+            "max_entities_per_mention": flat["max_entities_per_mention"],
             "cache_size": cache_size,
             # "name": one index row per name (Triplet-Search's T); "concept": one per
             # concept, the mean of its names' vectors (its C).
@@ -123,43 +131,114 @@ class LinkingPolicy:
             # "O": the dictionary's own names; "D": corpus mentions added by augment or
             # add_names; "OD": both (Triplet-Search's Search:O, D, OD).
             "index_sources": index_sources,
-            # Set: a mention whose best D name scores at least this is answered from
-            # the D names alone, before the main index (Triplet-Search's sieve).
-            "sieve_threshold": sieve_threshold,
-            # A concept's k-best score gains prior_weight * ln(1 + n), n = how often the
-            # augmenting corpora annotated it: near ties go to what annotators meant most.
-            "prior_weight": prior_weight,
-            # "add": the prior is part of the score (kb_ents may pass 1; the threshold and
-            # the composite decision see it), as released; "order": it only orders the k
-            # best, the score stays the similarity (README's settings table).
-            "prior_mode": prior_mode,
-            # A (name, concept) pair only corpus annotations gave that does not match the
-            # query exactly scores this much less (index/concepts.py).
+            "sieve_threshold": flat["sieve_threshold"],
+            "prior_weight": flat["prior_weight"],
+            "prior_mode": flat["prior_mode"],
             "corpus_margin": corpus_margin,
-            # A composite is split only when each part's best beats the whole's by more
-            # than this: 0 (as released) lets float noise (1.0 vs 0.99999988 for two exact
-            # names) split "hereditary breast and ovarian cancer".
-            "split_margin": split_margin,
+            "split_margin": flat["split_margin"],
         }
+        _check_config(**self.cfg)
+        # Refused before anything is read into them: a received model directory must not
+        # be able to name a layer whose state loads by unpickling (safe_models.py).
+        check_model(encoder, role="encoder", where=f"{name} encoder")
+        check_index(index, where=f"{name} index")
+        if not isinstance(nil_id, str) or not nil_id.strip():
+            # "" would be written as ent.kb_id_, which spaCy reads as "not linked" and
+            # scores as a miss, and it cannot be told from a span the linker never saw.
+            raise BioLinkError(Errors.E952.format(value=nil_id))
+        self.retriever = Retriever(
+            encoder, index, normalizer if normalizer is not None else MentionNormalizer(),
+            name=name, index_level=index_level, index_sources=index_sources,
+            corpus_margin=corpus_margin)
+        self.dictionary: Optional[ConceptDictionary] = None
+        self._type_filter_setting = flat["type_filter"]
+        self._build_steps()
+        self._check_threshold_now()
         self._cache: "OrderedDict[str, Candidates]" = OrderedDict()
-        # What the index rows mean (set with the dictionary, see _build_search):
-        # the dictionary cut down to index_sources, and for index_level "concept" with
-        # only some concepts reachable, the concept of each row.
-        self._searched: Optional[ConceptDictionary] = None
-        self._concept_rows: Optional[numpy.ndarray] = None
-        # The sieve: the D names and an exact index over their vectors.
-        self._sieve: Optional[Tuple[ConceptDictionary, NameIndex]] = None
-        # prior_weight * ln(1 + annotations) per concept; None when it adds nothing.
-        self._concept_prior: Optional[numpy.ndarray] = None
         # The stages after retrieval, by name, in the order they run (stages/__init__.py):
         # built from the config's [components.NAME.stages.*] blocks.
         self.stages: Dict[str, Stage] = _check_stages(stages)
         self._attached: set = set()
-        # Per dictionary: type_filter's allowed-concept mask per label, and the id
-        # id_preference reports for each concept looked up so far.
-        self._allowed: Dict[str, numpy.ndarray] = {}
+        # Per dictionary: the id id_preference reports for each concept looked up so far.
         self._reported_ids: Dict[int, str] = {}
         self._kb = None
+
+    def _build_steps(self) -> None:
+        """The steps every linker has (abbreviations, composites, sieve, prior, type
+        filter, NIL rule), from the effective settings."""
+        cfg = self.cfg
+        self.abbreviations = Abbreviations(cfg["resolve_abbreviations"], self.vocab)
+        self.composites = CompositeSplitter(cfg["split_composites"], cfg["split_margin"])
+        self.sieve = CorpusSieve(cfg["sieve_threshold"])
+        self.prior = AnnotationPrior(cfg["prior_weight"], cfg["prior_mode"])
+        self.type_filter_step = TypeFilter(self._type_filter_setting)
+        self.nil_rule = ScoreThreshold(cfg["threshold"], cfg["max_entities_per_mention"])
+
+    @property
+    def steps(self) -> Dict[str, object]:
+        """The steps every linker has, by step name, in the order a mention meets them."""
+        return {"abbreviations": self.abbreviations, "composites": self.composites,
+                "sieve": self.sieve, "type_filter": self.type_filter_step,
+                "prior": self.prior, "nil_rule": self.nil_rule}
+
+    def configure(self, **settings) -> None:
+        """Change flat settings of a live linker (benchmarks sweeping a setting): checked
+        as the config's are, the steps rebuilt and, with a dictionary, re-adopted (the
+        sieve and the prior are computed from it). Settings the index was built for
+        (index_level, index_sources) need `index_names` again afterwards."""
+        unknown = sorted(set(settings) - set(self.cfg) - {"type_filter"})
+        if unknown:
+            raise BioLinkError(Errors.E102.format(key=unknown[0], value=settings[unknown[0]],
+                                                  what=f"one of {sorted(self.cfg)}"))
+        if "type_filter" in settings:
+            _check_type_filter(settings["type_filter"])
+            self._type_filter_setting = settings.pop("type_filter") or {}
+        checked = {**self.cfg, **settings}
+        _check_config(**{key: checked[key] for key in CONFIG_KEYS})
+        rebuild = any(key in settings and settings[key] != self.cfg[key]
+                      for key in INDEX_SETTINGS)
+        self.cfg.update(settings)
+        retriever = self.retriever
+        retriever.index_level = self.cfg["index_level"]
+        retriever.index_sources = self.cfg["index_sources"]
+        retriever.corpus_margin = self.cfg["corpus_margin"]
+        sieve_index = self.sieve.index  # the same D names: still right for a new threshold
+        self._build_steps()
+        self._cache.clear()
+        if self.dictionary is not None and self.index.is_built and not rebuild:
+            self._adopt(self.dictionary, where=self.name,
+                        sieve=sieve_index if self.cfg["sieve_threshold"] is not None else None)
+        else:
+            self._check_threshold_now()
+
+    def _check_threshold_now(self) -> None:
+        _check_threshold(self.cfg["threshold"], self.model, self.prior.score_bound)
+
+    # The retriever's parts, where the linker's callers have always found them.
+
+    @property
+    def model(self) -> Model:
+        """The encoder."""
+        return self.retriever.model
+
+    @property
+    def index(self) -> NameIndex:
+        """The search over the dictionary's names."""
+        return self.retriever.index
+
+    @property
+    def normalizer(self) -> MentionNormalizer:
+        """How mentions and names are folded before they are encoded."""
+        return self.retriever.normalizer
+
+    @normalizer.setter
+    def normalizer(self, normalizer: MentionNormalizer) -> None:
+        self.retriever.normalizer = normalizer
+
+    @property
+    def type_filter(self) -> Dict[str, frozenset]:
+        """span label -> allowed types (semantic groups spelled out as TUIs)."""
+        return self.type_filter_step.types
 
     @property
     def kb(self):
@@ -198,20 +277,7 @@ class LinkingPolicy:
     def allowed_concepts(self, label: Optional[str]) -> Optional[numpy.ndarray]:
         """type_filter's mask for a span label: True for concepts with an allowed type;
         None when the label is not filtered."""
-        if label is None or label not in self.type_filter or self.dictionary is None:
-            return None
-        mask = self._allowed.get(label)
-        if mask is None:
-            allowed = self.type_filter[label]
-            mask = numpy.zeros(self.dictionary.n_concepts, dtype=bool)
-            if self.dictionary.types is not None:
-                for c, joined in enumerate(self.dictionary.types):
-                    if joined and not allowed.isdisjoint(joined.split("|")):
-                        mask[c] = True
-            if not mask.any():
-                warnings.warn(Warnings.W020.format(types=sorted(allowed), label=label))
-            self._allowed[label] = mask
-        return mask
+        return self.type_filter_step.allowed(label)
 
     # Set-up ----------------------------------------------------------------
 
@@ -232,95 +298,32 @@ class LinkingPolicy:
         del names
         self._build_search(dictionary, vectors)
 
-    def _search_plan(self, dictionary: ConceptDictionary, where="bio_linker"
-                     ) -> Tuple[ConceptDictionary, numpy.ndarray, Optional[numpy.ndarray]]:
-        """The dictionary cut down to index_sources, its names' positions in `dictionary`,
-        and (index_level "concept", some concepts unreachable) the concept of each row."""
-        sources = self.cfg["index_sources"]
-        searched, rows = dictionary.select_names(INDEX_SOURCES[sources])
-        if searched.n_names == 0:
-            n_data = int(numpy.count_nonzero(dictionary.name_concept_sources & SOURCE_DATA))
-            raise BioLinkError(Errors.E108.format(sources=sources, where=where,
-                                                  n_names=dictionary.n_names, n_data=n_data))
-        concept_rows = None
-        if searched is not dictionary and self.cfg["index_level"] == "concept":
-            concept_rows = numpy.flatnonzero(numpy.bincount(searched.name_concepts,
-                                                            minlength=dictionary.n_concepts))
-        return searched, rows, concept_rows
-
     def _build_search(self, dictionary: ConceptDictionary, name_vectors) -> None:
-        """Adopt `dictionary` given its names' vectors: build the index over the names
-        index_sources selects (or their concepts' mean vectors) and, with a sieve, the
-        exact index over the D names. Nothing is encoded twice."""
-        searched, rows, concept_rows = self._search_plan(dictionary)
-        vectors = name_vectors if len(rows) == dictionary.n_names else name_vectors[rows]
-        if self.cfg["index_level"] == "concept":
-            vectors = concept_vectors(searched, vectors)
-            if concept_rows is not None:
-                vectors = vectors[concept_rows]
-        self.index.build(vectors)
-        if hasattr(self.index, "add_words") and self.cfg["index_level"] == "name":
-            vectorizer = additive_vectorizer(self.model)
-            if vectorizer is not None:
-                # Normalized again one at a time: the list encode saw is gone at 10M names.
-                self.index.add_words((self.normalizer.name(name) for name in searched.names),
-                                     vectorizer)
-        sieve = None
-        if self.cfg["sieve_threshold"] is not None:
-            data, data_rows = dictionary.select_names(SOURCE_DATA)
-            if data.n_names:
-                sieve = exact_index(name_vectors[data_rows])
-        self._adopt(dictionary, where="bio_linker", sieve=sieve)
+        """Adopt `dictionary` given its names' vectors: the retriever's index and, with a
+        sieve, the exact index over the D names. Nothing is encoded twice."""
+        self.retriever.build(dictionary, name_vectors)
+        self._adopt(dictionary, where=self.name, sieve=self.sieve.build(dictionary, name_vectors))
 
     def _adopt(self, dictionary: ConceptDictionary, *, where,
                sieve: Optional[NameIndex] = None) -> None:
-        """Take `dictionary` with the index as it stands, checking that they agree.
+        """Take `dictionary` with the index as it stands, checking that they agree, and
+        set the steps that are computed from it (sieve, prior, type filter).
 
         sieve: the exact index over the D names; with a sieve_threshold and none given
         (a pipeline saved without one), it is rebuilt by encoding the D names.
         """
-        level = self.cfg["index_level"]
-        searched, _, concept_rows = self._search_plan(dictionary, where=where)
-        if concept_rows is not None:
-            expected = len(concept_rows)
-        else:
-            expected = dictionary.n_concepts if level == "concept" else searched.n_names
-        if self.index.n_vectors != expected:
-            raise BioLinkError(Errors.E104.format(
-                path=where, reason=f"the index holds {self.index.n_vectors} vectors but "
-                                   f"index_sources {self.cfg['index_sources']!r} of the "
-                                   f"dictionary gives {expected} {level}s"))
-        self._sieve = None
-        if self.cfg["sieve_threshold"] is not None:
-            data, _ = dictionary.select_names(SOURCE_DATA)
-            if sieve is None and data.n_names:
-                sieve = exact_index(self.encode([self.normalizer.name(n) for n in data.names]))
-            if sieve is not None and sieve.n_vectors != data.n_names:
-                raise BioLinkError(Errors.E104.format(
-                    path=where, reason=f"the sieve index holds {sieve.n_vectors} vectors but "
-                                       f"the dictionary {data.n_names} D names"))
-            if data.n_names:
-                self._sieve = (data, sieve)
-        prior = None
-        if self.cfg["prior_weight"]:
-            # From the searched names only: with index_sources "O" no corpus count is used.
-            counts = numpy.bincount(searched.name_concepts, weights=searched.name_concept_counts,
-                                    minlength=dictionary.n_concepts)
-            if counts.any():
-                prior = self.cfg["prior_weight"] * numpy.log1p(counts)
+        self.retriever.adopt(dictionary, where=where)
+        self.sieve.adopt(dictionary, where=where, index=sieve,
+                         encode_names=self.retriever.encode_names)
+        self.prior.adopt(self.retriever.searched, dictionary.n_concepts)
         # Now that the prior's largest boost is known, the threshold's upper bound is too.
-        _check_threshold(self.cfg["threshold"], self.model,
-                         float(prior.max()) if prior is not None and
-                         self.cfg["prior_mode"] == "add" else 0.0)
+        self._check_threshold_now()
         self.dictionary = dictionary
-        self._searched, self._concept_rows = searched, concept_rows
-        self._concept_prior = prior
-        self._allowed, self._reported_ids = {}, {}
+        self._reported_ids = {}
         self._cache.clear()
         # Each label's mask now, so that a type_filter naming no type of the dictionary
         # warns (W020) at initialize and load, not at the first span of that label.
-        for label in self.type_filter:
-            self.allowed_concepts(label)
+        self.type_filter_step.reset(dictionary)
 
     def clear_cache(self) -> None:
         """Forget every cached query result, the stages' too (benchmarks that time cold
@@ -331,22 +334,7 @@ class LinkingPolicy:
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
         """Encode texts in batches (sparse rows or a dense float32 array)."""
-        batches = range(0, len(texts), batch_size)
-        if not batches:
-            return self.model.predict([])
-        parts, out = [], None
-        for i in progress_bar(batches, desc=f"{self.name}: encoding names", unit="batch",
-                      disable=not progress or len(batches) < 2):
-            part = self.model.predict(list(texts[i:i + batch_size]))
-            if out is None and not sparse.issparse(part):
-                # Dense rows go straight into one array: a list of parts concatenated at
-                # the end would hold 10M names' vectors twice.
-                out = numpy.empty((len(texts),) + part.shape[1:], dtype=part.dtype)
-            if out is not None:
-                out[i:i + len(part)] = part
-            else:
-                parts.append(part)
-        return out if out is not None else sparse.vstack(parts, format="csr")
+        return self.retriever.encode(texts, batch_size=batch_size, progress=progress)
 
     # Stages set as attributes (the Python API before stages were config) ---
 
@@ -391,7 +379,7 @@ class LinkingPolicy:
     @property
     def has_sieve(self) -> bool:
         """Whether a sieve over corpus names is in use (sieve_threshold and D names)."""
-        return self._sieve is not None
+        return self.sieve.active
 
     def part_writers(self) -> Dict[str, Callable]:
         """What to_disk writes of the linker, by part name: normalizer, encoder;
@@ -403,8 +391,8 @@ class LinkingPolicy:
         if self.is_initialized:
             writers["dictionary"] = lambda p: self.dictionary.to_disk(p)
             writers["index"] = lambda p: self.index.to_disk(p)
-        if self._sieve is not None:
-            writers["sieve"] = lambda p: self._sieve[1].to_disk(p)
+        if self.sieve.active:
+            writers["sieve"] = lambda p: self.sieve.index.to_disk(p)
         configured = self._configured_stages()
         if configured:
             writers["stages"] = lambda p: _write_stage_states(p, {
@@ -421,8 +409,8 @@ class LinkingPolicy:
         if self.is_initialized:
             parts["dictionary"] = lambda: self.dictionary.to_bytes()
             parts["index"] = lambda: self.index.to_bytes()
-        if self._sieve is not None:
-            parts["sieve"] = lambda: self._sieve[1].to_bytes()
+        if self.sieve.active:
+            parts["sieve"] = lambda: self.sieve.index.to_bytes()
         configured = self._configured_stages()
         if configured:
             parts["stages"] = lambda: srsly.msgpack_dumps(
@@ -452,8 +440,7 @@ class LinkingPolicy:
             self.model.from_disk(path / "encoder")
         except (ValueError, KeyError, OSError) as err:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
-        _check_threshold(self.cfg["threshold"], self.model,
-                         _prior_bound(self.cfg["prior_weight"], self.cfg["prior_mode"]))
+        self._check_threshold_now()
         if cfg.get("initialized"):
             dictionary = ConceptDictionary.from_disk(path / "dictionary")
             sieve = None
@@ -479,8 +466,7 @@ class LinkingPolicy:
             self._adopt_saved_normalizer(srsly.json_loads(msg["normalizer"]),
                                          where="<bytes> normalizer")
         self.model.from_bytes(msg["encoder"])
-        _check_threshold(self.cfg["threshold"], self.model,
-                         _prior_bound(self.cfg["prior_weight"], self.cfg["prior_mode"]))
+        self._check_threshold_now()
         if self.cfg.get("initialized"):
             if "dictionary" not in msg or "index" not in msg:
                 raise BioLinkError(Errors.E104.format(path="<bytes>", reason="no dictionary or index"))
@@ -596,21 +582,12 @@ class LinkingPolicy:
             return (text, results[(group, key)] if key else [])
 
         out = []
-        margin = self.cfg["split_margin"]
         for group, text, mention_parts, given in zip(groups, texts, split_parts, chosen):
             split = [linked(p, group) for p in mention_parts]
             if given is not None:
                 out.append(split if split else [linked(text, group)])
-                continue
-            whole = linked(text, group)
-            best_whole = whole[1][0][1] if whole[1] else -numpy.inf
-            # Parts that all name the same concept are one concept written as a
-            # coordination ("hereditary breast and ovarian cancer", a syndrome).
-            if (split and all(c and c[0][1] > best_whole + margin for _, c in split)
-                    and len({c[0][0] for _, c in split}) > 1):
-                out.append(split)
             else:
-                out.append([whole])
+                out.append(self.composites.choose(linked(text, group), split))
         for stage in stages:
             if stage.level == "mentions":
                 out = stage.apply_to_mentions(self, mentions, out)
@@ -627,7 +604,7 @@ class LinkingPolicy:
     def filter_group(self, label: Optional[str]) -> Optional[str]:
         """The label its mentions are searched under: itself where type_filter restricts
         it, None (every concept) otherwise."""
-        return label if label in self.type_filter else None
+        return self.type_filter_step.group(label)
 
     def _candidates(self, keys_by_group: Dict[Optional[str], Iterable[str]], k: int,
                     stages: Sequence["Stage"]) -> Dict[Tuple[Optional[str], str], Candidates]:
@@ -648,27 +625,11 @@ class LinkingPolicy:
     def resolved_texts(self, mentions: Sequence[Mention]) -> List[str]:
         """Mention texts with whitespace collapsed and, if configured, the abbreviations
         defined in their doc spelled out."""
-        texts = [" ".join(m.text.split()) for m in mentions]
-        if not self.cfg["resolve_abbreviations"]:
-            return texts
-        long_forms: Dict[int, Dict[str, str]] = {}
-        resolved = []
-        for mention, text in zip(mentions, texts):
-            if mention.doc is None:
-                resolved.append(text)
-                continue
-            doc_key = id(mention.doc)
-            if doc_key not in long_forms:
-                long_forms[doc_key] = self.abbreviations.long_forms(mention.doc)
-            resolved.append(expand(text, long_forms[doc_key]))
-        return resolved
+        return self.abbreviations.texts(mentions)
 
     def composite_parts(self, text: str) -> List[str]:
         """The parts of a composite mention; empty when it is not one or splitting is off."""
-        if not self.cfg["split_composites"]:
-            return []
-        parts = split_composite(text)
-        return parts if len(parts) > 1 else []
+        return self.composites.parts(text)
 
     def query_key(self, text: str) -> str:
         """The string that is encoded for a text; empty when there is nothing to link."""
@@ -694,9 +655,8 @@ class LinkingPolicy:
                 cache.move_to_end((text, k, group))
                 found[text] = cached
         if todo:
-            searched = self.search(self.encode(todo), k, allowed=allowed)
-            if self._concept_prior is not None:
-                searched = [self._with_prior(candidates) for candidates in searched]
+            searched = [self.prior.rank(candidates)
+                        for candidates in self.search(self.encode(todo), k, allowed=allowed)]
             for text, candidates in zip(todo, searched):
                 found[text] = candidates
                 if cache_size:
@@ -716,60 +676,62 @@ class LinkingPolicy:
         """
         results: List[Candidates] = [[] for _ in range(vectors.shape[0])]
         rest = numpy.arange(vectors.shape[0])
-        if self._sieve is not None and len(rest):
-            data, data_index = self._sieve
-            found = search_concepts(data, data_index, vectors, k, allowed=allowed)
-            threshold = self.cfg["sieve_threshold"]
-            accepted = numpy.array([bool(c) and c[0][1] >= threshold for c in found], dtype=bool)
-            for row in numpy.flatnonzero(accepted).tolist():
-                results[row] = found[row]
-            rest = numpy.flatnonzero(~accepted)
-            if len(rest) and len(rest) < len(found):
+        if self.sieve.active and len(rest):
+            answers, rest = self.sieve.search(vectors, k, allowed)
+            for row, candidates in answers.items():
+                results[row] = candidates
+            if len(rest) and answers:
                 vectors = vectors[rest]
         if len(rest):
-            if self.cfg["index_level"] == "concept":
-                main = search_concept_index(self.index, vectors, k, self._concept_rows,
-                                            allowed=allowed)
-            else:
-                main = search_concepts(self._searched, self.index, vectors, k, allowed=allowed,
-                                       corpus_margin=self.cfg["corpus_margin"])
-            for row, candidates in zip(rest.tolist(), main):
+            for row, candidates in zip(rest.tolist(), self.retriever.search(vectors, k, allowed)):
                 results[row] = candidates
         return results
 
-    def _with_prior(self, candidates: Candidates) -> Candidates:
-        """The k candidates re-ranked by score + the annotation prior (a stable sort:
-        equal keys keep the search's order). prior_mode "add" reports that sum as the
-        score; "order" keeps each candidate's own score, so a score stays a similarity
-        (at most 1 for a cosine) and only the order carries the prior."""
-        prior = self._concept_prior
-        ranked = sorted(((c, score, score + float(prior[c])) for c, score in candidates),
-                        key=lambda candidate: -candidate[2])
-        if self.cfg["prior_mode"] == "add":
-            return [(c, boosted) for c, _, boosted in ranked]
-        return [(c, score) for c, score, _ in ranked]
-
     def kb_ents(self, candidates: Candidates) -> List[Tuple[str, float]]:
         """Candidates at or above the threshold, as (concept id, score), best first."""
-        threshold = self.cfg["threshold"]
-        kept = [(self.reported_id(c), round(score, 6)) for c, score in candidates
-                if score >= threshold]
-        return kept[: self.cfg["max_entities_per_mention"]]
+        return self.nil_rule.kb_ents(candidates, self.reported_id)
 
     def annotations(self, links: MentionLinks) -> Tuple[str, List[Tuple[str, float]], List]:
-        """kb_id, kb_ents and kb_parts of one mention.
+        """kb_id, kb_ents and kb_parts of one mention (the NIL rule's answer).
 
         A composite's kb_id joins its parts' ids with `|`, as the corpora write them, and
         its kb_ents holds the best concept of each part.
         """
-        nil_id = self.cfg["nil_id"]
-        if len(links) == 1:
-            kb_ents = self.kb_ents(links[0][1])
-            return (kb_ents[0][0] if kb_ents else nil_id), kb_ents, []
-        parts = [(text, self.kb_ents(candidates)) for text, candidates in links]
-        best = [ents[0] for _, ents in parts if ents]
-        kb_id = "|".join(ents[0][0] if ents else nil_id for _, ents in parts) if best else nil_id
-        return kb_id, best, parts
+        return self.nil_rule.annotations(links, self.reported_id, self.cfg["nil_id"])
+
+
+def _split_step_blocks(stages: Optional[Dict], name: str) -> Tuple[Dict[str, object], Optional[Dict]]:
+    """The stages setting split into blocks of the steps every linker has (by step) and
+    the stages after retrieval (by name, in config order)."""
+    if not isinstance(stages, dict):
+        return {}, stages
+    steps: Dict[str, object] = {}
+    rest = {}
+    for block_name, stage in stages.items():
+        step = getattr(stage, "step", None)
+        if step in STEP_SETTINGS:
+            if step in steps:
+                raise BioLinkError(Errors.E176.format(pipe=name, step=step, names=", ".join(
+                    n for n, s in stages.items() if getattr(s, "step", None) == step)))
+            steps[step] = stage
+        else:
+            rest[block_name] = stage
+    return steps, rest
+
+
+def _with_step_blocks(name: str, blocks: Dict[str, object], flat: Dict) -> Dict:
+    """The flat settings with each step block's settings in place of the ones it stands
+    for. A flat setting changed from its default that a block says otherwise is two
+    answers to one question: E175."""
+    out = dict(flat)
+    for step, block in blocks.items():
+        for key, value in block.settings.items():
+            default = STEP_SETTINGS[step][key]
+            if flat[key] != default and flat[key] != value:
+                raise BioLinkError(Errors.E175.format(pipe=name, key=key, flat=flat[key],
+                                                      step=step, value=value))
+            out[key] = value
+    return out
 
 
 def score_range(model: Model) -> Optional[Tuple[float, float]]:
@@ -809,15 +771,6 @@ CONFIG_KEYS = ("k", "threshold", "max_entities_per_mention", "cache_size", "nil_
                "corpus_margin", "split_margin")
 # Settings the saved index was built for: a config that changes them needs a rebuild.
 INDEX_SETTINGS = ("index_level", "index_sources")
-
-
-PRIOR_MODES = ("add", "order")
-
-
-def _prior_bound(prior_weight: float, prior_mode: str) -> Optional[float]:
-    """What the prior can add to a score, as _check_threshold takes it: 0 when it adds
-    nothing to scores (no prior, or prior_mode "order"), None while unknown."""
-    return None if prior_weight and prior_mode == "add" else 0.0
 
 
 def _check_config(**values) -> None:
@@ -872,28 +825,6 @@ def _check_config(**values) -> None:
                                               value=values["index_level"]))
     if not isinstance(values["nil_id"], str):
         raise BioLinkError(Errors.E102.format(key="nil_id", what="a string", value=values["nil_id"]))
-
-
-def _check_type_filter(value) -> Dict[str, frozenset]:
-    """label -> frozenset of allowed types; UMLS semantic groups (DISO) become their TUIs."""
-    from ..kb.readers.umls import semantic_groups
-
-    if value is None:
-        return {}
-    if not isinstance(value, dict) or not all(
-            isinstance(label, str) and isinstance(types, (list, tuple))
-            and all(isinstance(t, str) and t for t in types) for label, types in value.items()):
-        raise BioLinkError(Errors.E161.format(value=value))
-    groups: Dict[str, List[str]] = {}
-    for tui, (group, _, _) in semantic_groups().items():
-        groups.setdefault(group, []).append(tui)
-    out = {}
-    for label, types in value.items():
-        allowed = set()
-        for t in types:
-            allowed.update(groups.get(t, [t]))
-        out[label] = frozenset(allowed)
-    return out
 
 
 def _check_id_preference(value) -> Tuple[str, ...]:
