@@ -221,10 +221,18 @@ class LinkingPolicy:
         """The encoder."""
         return self.retriever.model
 
+    @model.setter
+    def model(self, encoder: Model) -> None:
+        self.retriever.model = encoder
+
     @property
     def index(self) -> NameIndex:
         """The search over the dictionary's names."""
         return self.retriever.index
+
+    @index.setter
+    def index(self, index: NameIndex) -> None:
+        self.retriever.index = index
 
     @property
     def normalizer(self) -> MentionNormalizer:
