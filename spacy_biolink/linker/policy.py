@@ -223,6 +223,7 @@ class LinkingPolicy:
 
     @model.setter
     def model(self, encoder: Model) -> None:
+        """Swap the encoder (dev scoring puts in the one being trained)."""
         self.retriever.model = encoder
 
     @property
@@ -232,6 +233,7 @@ class LinkingPolicy:
 
     @index.setter
     def index(self, index: NameIndex) -> None:
+        """Swap the search (index it with `index_names` before linking)."""
         self.retriever.index = index
 
     @property
@@ -241,6 +243,7 @@ class LinkingPolicy:
 
     @normalizer.setter
     def normalizer(self, normalizer: MentionNormalizer) -> None:
+        """Take a saved normalizer (its spelling map is data)."""
         self.retriever.normalizer = normalizer
 
     @property

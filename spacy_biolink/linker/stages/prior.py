@@ -25,6 +25,7 @@ class AnnotationPrior:
         # weight * ln(1 + annotations) per concept once a dictionary is adopted; None
         # when it adds nothing.
         self.boosts: Optional[numpy.ndarray] = None
+        self._adopted = False
 
     @property
     def settings(self) -> Dict:
@@ -35,6 +36,7 @@ class AnnotationPrior:
         """Count annotations over the searched names only: with index_sources "O" no
         corpus count is used."""
         self.boosts = None
+        self._adopted = True
         if self.weight:
             counts = numpy.bincount(searched.name_concepts, weights=searched.name_concept_counts,
                                     minlength=n_concepts)
@@ -47,9 +49,9 @@ class AnnotationPrior:
         or mode "order"); None while unknown (before a dictionary is adopted)."""
         if not self.weight or self.mode != "add":
             return 0.0
-        if self.boosts is None:
+        if not self._adopted:
             return None
-        return float(self.boosts.max())
+        return 0.0 if self.boosts is None else float(self.boosts.max())
 
     def rank(self, candidates):
         """The k candidates re-ranked by score + prior (a stable sort: equal keys keep the
