@@ -24,7 +24,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E002 = ("Dictionary file not found: {path}. Pass an existing file with --dictionary "
             "or the `path` of the dictionary loader.")
     E003 = ("Cannot infer the dictionary format of {path} from its name or first line "
-            "({first!r}). Pass --format medic|biosyn|ctd|tsv|jsonl|umls|obo|mesh-tsv|mesh-ascii.")
+            "({first!r}). Pass --format medic|biosyn|ctd|tsv|jsonl|umls|obo|mesh-tsv|"
+            "mesh-ascii.")
     E004 = ("Unknown dictionary format {fmt!r} for {path}. Use one of: {formats}.")
     E005 = ("The dictionary {source} is empty: it holds no concept with a name. A linker "
             "needs at least one named concept; check the file and its --format.")
