@@ -112,6 +112,16 @@ def test_bad_branches_and_formats_are_refused(tmp_path):
     (empty / "notes.txt").write_text("nothing here\n", encoding="utf8")
     with pytest.raises(BioLinkError, match="E053"):
         load_dictionary(empty, "mesh-ascii")
+    # NLM's q2024.bin (subheadings) beside the d and c files is left out; alone, refused.
+    qualifiers = "*NEWRECORD\nRECTYPE = Q\nSH = ADVERSE EFFECTS\nQA = AE\nUI = Q000009\n"
+    folder = tmp_path / "nlm"
+    folder.mkdir()
+    for name in ("d2024.bin", "c2024.bin.gz"):
+        shutil.copy(ASCII / name, folder)
+    _write(folder / "q2024.bin", qualifiers)
+    assert as_dict(read(folder, "mesh-ascii")).keys() == EXPECTED.keys()
+    with pytest.raises(BioLinkError, match="E053"):
+        read(folder / "q2024.bin", "mesh-ascii")
 
 
 def _write(path: Path, text: str, gz: bool = False) -> Path:

@@ -47,7 +47,7 @@ _FIELD = re.compile(r"^([A-Z][A-Z0-9_ -]*?) = ?(.*)$")
 # Unresolved mapped headings named in the warning (W954); the rest are counted.
 SHOWN_UNRESOLVED = 5
 
-DESCRIPTORS, SUPPLEMENTARY = "descriptors", "supplementary"
+DESCRIPTORS, SUPPLEMENTARY, QUALIFIERS = "descriptors", "supplementary", "qualifiers"
 
 
 def check_branches(branches: Optional[Iterable[str]]) -> Optional[Tuple[str, ...]]:
@@ -161,6 +161,10 @@ def _read(path: PathLike, fmt: str, supplementary, mesh_branches, on_bad_line: s
     branches = check_branches(mesh_branches)
     files = _files(Path(path), supplementary, fmt)
     kinds = [(kind_of(f), f) for f in files]
+    for kind, file in kinds:
+        # NLM ships q2024.bin (subheadings) beside d and c: no concepts, so left out.
+        if kind == QUALIFIERS:
+            logger.info("%s holds MeSH qualifiers (subheadings), no concepts: left out", file)
     descriptors = _Descriptors()
     read_descriptors = False
     for kind, file in kinds:
@@ -174,6 +178,8 @@ def _read(path: PathLike, fmt: str, supplementary, mesh_branches, on_bad_line: s
                 yield Concept([ui], names, type="|".join(branch_types(trees)))
         bad.report()
     scr_files = [file for kind, file in kinds if kind == SUPPLEMENTARY]
+    if not read_descriptors and not scr_files:  # qualifiers alone
+        raise BioLinkError(Errors.E053.format(path=path, fmt=fmt))
     if scr_files and not read_descriptors and branches is not None:
         raise BioLinkError(Errors.E054.format(path=scr_files[0], fmt=fmt))
     unresolved = _Unresolved()
@@ -315,6 +321,8 @@ def _ascii_kind(path: Path) -> str:
             return DESCRIPTORS
         if rectype == "C" or "NM" in keys:
             return SUPPLEMENTARY
+        if rectype == "Q" or "SH" in keys:
+            return QUALIFIERS
         break
     raise BioLinkError(Errors.E053.format(path=path, fmt="mesh-ascii"))
 
