@@ -499,13 +499,15 @@ def build_dan_trainer(max_epochs: int = 50, batch_size: int = 64, learning_rate:
                       zero_shot_concepts: float = 1000, test_rounds: int = 1,
                       validation_rounds: int = 1, use_corpus: bool = True,
                       hybrid_sparse_weights: List[float] = [0.5, 1.0, 2.0, 4.0],
-                      eval_frequency: int = 0, patience: int = 1, triplet_hinge: str = "batch"):
+                      eval_frequency: int = 0, patience: int = 1, triplet_hinge: str = "batch",
+                      torch_threads: int = 0):
     """eval_frequency: validation mAP every this many training steps (0: once per epoch);
     patience: stop after this many validations without a better mAP, keeping the best.
     Their defaults are the paper's rule (and this function's behaviour before they were
     added): once per epoch, stop at the first drop, keep the epoch before it.
     triplet_hinge: "batch" (the authors' code, the default) or "triplet" (the paper's
-    Equation 3)."""
+    Equation 3). torch_threads: torch's intra-op threads while training (0, the default
+    and the behaviour before it was added: torch's own; configs/dan.cfg sets 1)."""
     from .training.dan import DanTrainer
 
     return DanTrainer(max_epochs=max_epochs, batch_size=batch_size,
@@ -516,7 +518,7 @@ def build_dan_trainer(max_epochs: int = 50, batch_size: int = 64, learning_rate:
                       test_rounds=test_rounds, validation_rounds=validation_rounds,
                       use_corpus=use_corpus, hybrid_sparse_weights=hybrid_sparse_weights,
                       eval_frequency=eval_frequency, patience=patience,
-                      triplet_hinge=triplet_hinge)
+                      triplet_hinge=triplet_hinge, torch_threads=torch_threads)
 
 
 @registry.misc("spacy-biolink.transformer_backbone.v1")

@@ -410,6 +410,41 @@ def test_validation_schedule_settings_and_their_defaults(tmp_path):
             DanTrainer(**bad)({"paths": {}}, tmp_path)
 
 
+def test_torch_threads_hold_while_training_and_are_restored(tmp_path, monkeypatch):
+    """configs/dan.cfg trains on one torch thread (two waited on each other on a busy
+    2-core machine, BENCHMARKS.md "CCA+DAN under load"); the trainer's default keeps
+    torch's own; the caller's setting is back afterwards, even when training fails."""
+    from spacy import util
+
+    from spacy_biolink.training.dan import DanTrainer
+
+    paper = registry.resolve({"t": {"@misc": "spacy-biolink.DanTrainer.v1"}})["t"]
+    shipped = registry.resolve({"t": util.load_config(CONFIG)["training"]})["t"]
+    assert (paper.torch_threads, shipped.torch_threads) == (0, 1)
+    with pytest.raises(BioLinkError, match="E644"):
+        DanTrainer(torch_threads=-1)({"paths": {}}, tmp_path)
+    seen = []
+
+    def fake_train(self, config, output_dir, *, resume):
+        seen.append(torch.get_num_threads())
+        if config.get("fail"):
+            raise BioLinkError("E644 stand-in")
+        return {}
+
+    monkeypatch.setattr(DanTrainer, "_train", fake_train)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        shipped({}, tmp_path)
+        paper({}, tmp_path)
+        with pytest.raises(BioLinkError):
+            shipped({"fail": True}, tmp_path)
+        assert seen == [1, 2, 1]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_resume_reads_a_checkpoint_written_before_the_validation_schedule():
     from spacy_biolink.training.dan import _Progress
 

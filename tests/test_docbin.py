@@ -206,3 +206,21 @@ def test_convert_labels_ncbi_types_as_the_ner_predicts(tmp_path):
     assert nlp.evaluate(examples)["ents_f"] == 1.0
     typed_examples = [Example(nlp.make_doc(d.text), d) for d in typed]
     assert nlp.evaluate(typed_examples)["ents_f"] == 0.0  # what users met before
+
+
+def test_convert_cli_keep_types(tmp_path):
+    """`convert --keep-types` keeps NCBI's own mention types as entity labels (for an NER
+    trained to tell them apart); without it they become `Disease`. Both keep the corpus
+    types in the span group."""
+    corpus = write(tmp_path, NCBI_STYLE, name="tiny.PubTator")
+    for flags, name in (([], "default.spacy"), (["--keep-types"], "typed.spacy")):
+        result = run_cli("convert", corpus, tmp_path / name, *flags)
+        assert result.returncode == 0, result.stdout + result.stderr
+    vocab = spacy.blank("en").vocab
+    default, = DocBin().from_disk(tmp_path / "default.spacy").get_docs(vocab)
+    typed, = DocBin().from_disk(tmp_path / "typed.spacy").get_docs(vocab)
+    assert [e.label_ for e in default.ents] == ["Disease", "Disease"]
+    assert [e.label_ for e in typed.ents] == ["SpecificDisease", "Modifier"]
+    assert [s.label_ for s in typed.spans["mentions"]] == ["SpecificDisease", "Modifier"]
+    for doc in (default, typed):
+        assert doc.spans["mentions"].attrs["types"] == ["SpecificDisease", "Modifier"]

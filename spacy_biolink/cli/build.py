@@ -143,13 +143,19 @@ def convert_cli(
     output_path: Path = typer.Argument(..., help="DocBin to write (.spacy)"),
     types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
     pmids: Optional[Path] = typer.Option(None, "--pmids", help="File of PMIDs to keep, one a line"),
+    keep_types: bool = typer.Option(False, "--keep-types",
+                                    help="Label entities with the corpus' own mention types "
+                                    "(NCBI's SpecificDisease, DiseaseClass, ...) instead of "
+                                    "Disease, the label configs/ner.cfg's NER predicts"),
 ):
     """Convert a PubTator corpus to a spaCy DocBin for `spacy train` and end-to-end evaluation."""
     from ..corpora import convert_pubtator
+    from ..corpora.docbin import NCBI_DISEASE_LABELS
 
     check_output_path(output_path, what="the DocBin", example="train.spacy")
     type_set, pmid_set = corpus_filters(types, pmids)
-    stats = convert_pubtator(input_path, output_path, types=type_set, pmids=pmid_set)
+    stats = convert_pubtator(input_path, output_path, types=type_set, pmids=pmid_set,
+                             labels=None if keep_types else NCBI_DISEASE_LABELS)
     msg.good(f"Wrote {output_path}")
     msg.table([("docs", stats.docs), ("mentions", stats.mentions),
                ("without id (kb_id \"\")", stats.without_id), ("ents", stats.ents),

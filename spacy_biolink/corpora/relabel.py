@@ -1,11 +1,12 @@
 """One entity label for NER training on corpora that annotate several mention types.
 
 NCBI-disease tells SpecificDisease, DiseaseClass, CompositeMention and Modifier apart,
-and `convert` keeps those types. bio_linker links every label alike, so what an NER in
-front of it must get right is the span, not the type; asking it for the type as well
-splits four ways what it learns about boundaries (see configs/ner.cfg for figures).
-Applied as a spaCy corpus augmenter, to train and dev alike, so the DocBins stay as
-converted and the corpus types stay one config line away.
+and `convert --keep-types` keeps those types as labels (by default `convert` writes
+`Disease`, and this augmenter then changes nothing). bio_linker links every label alike,
+so what an NER in front of it must get right is the span, not the type; asking it for
+the type as well splits four ways what it learns about boundaries (see configs/ner.cfg
+for figures). Applied as a spaCy corpus augmenter, to train and dev alike, so a DocBin
+converted with --keep-types trains the one-label NER unchanged.
 """
 from typing import Callable, Iterator, Optional
 

@@ -72,7 +72,8 @@ class DanTrainer:
                  eval_frequency: int = 0, patience: int = 1, triplet_hinge: str = "batch",
                  split_seed: int = 1, zero_shot_concepts: float = 1000, test_rounds: int = 1,
                  validation_rounds: int = 1, use_corpus: bool = True,
-                 hybrid_sparse_weights: Sequence[float] = (0.5, 1.0, 2.0, 4.0)):
+                 hybrid_sparse_weights: Sequence[float] = (0.5, 1.0, 2.0, 4.0),
+                 torch_threads: int = 0):
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -91,6 +92,7 @@ class DanTrainer:
         self.validation_rounds = validation_rounds
         self.use_corpus = use_corpus
         self.hybrid_sparse_weights = list(hybrid_sparse_weights)
+        self.torch_threads = torch_threads
 
     def settings(self) -> Dict:
         """The trainer's settings as a dict, for the saved meta and checkpoints."""
@@ -138,7 +140,22 @@ class DanTrainer:
 
     def __call__(self, config, output_dir: Path, *, resume: bool = False) -> Dict:
         """Train a DAN encoder (see `Trainer`) on a synonym split of the dictionary, with CCA
-        projections fitted first; the split is saved in `output_dir` beside the encoder."""
+        projections fitted first; the split is saved in `output_dir` beside the encoder.
+        torch_threads > 0 sets torch's intra-op threads while training (0: torch's own)."""
+        import torch
+
+        previous = torch.get_num_threads()
+        if self.torch_threads > 0:
+            # A batch of 64 through a 100x1000 net is a few milliseconds of work: a second
+            # thread saves little, and on a busy machine each op waits for both threads
+            # to be scheduled (BENCHMARKS.md, "CCA+DAN under load").
+            torch.set_num_threads(self.torch_threads)
+        try:
+            return self._train(config, output_dir, resume=resume)
+        finally:
+            torch.set_num_threads(previous)
+
+    def _train(self, config, output_dir: Path, *, resume: bool) -> Dict:
         import torch
         from spacy.util import registry
 
@@ -244,6 +261,10 @@ class DanTrainer:
             raise BioLinkError(Errors.E644.format(
                 setting="eval_frequency", value=self.eval_frequency,
                 reason="give a number of training steps, or 0 to validate once per epoch"))
+        if self.torch_threads < 0:
+            raise BioLinkError(Errors.E644.format(
+                setting="torch_threads", value=self.torch_threads,
+                reason="give a number of threads, or 0 for torch's default"))
         if self.patience < 1:
             raise BioLinkError(Errors.E644.format(
                 setting="patience", value=self.patience,
