@@ -20,11 +20,12 @@ class Errors(metaclass=ErrorsWithCodes):
     # Dictionary reading
     E001 = ("{path}:{line}: malformed {fmt} dictionary line: {reason}. The line was: "
             "{text!r}. Fix or remove that line, or pass the right --format "
-            "(medic, biosyn, ctd, tsv, jsonl, umls, obo).")
+            "(medic, biosyn, ctd, tsv, jsonl, umls, obo, mesh-tsv, mesh-ascii).")
     E002 = ("Dictionary file not found: {path}. Pass an existing file with --dictionary "
             "or the `path` of the dictionary loader.")
     E003 = ("Cannot infer the dictionary format of {path} from its name or first line "
-            "({first!r}). Pass --format medic|biosyn|ctd|tsv|jsonl|umls|obo.")
+            "({first!r}). Pass --format medic|biosyn|ctd|tsv|jsonl|umls|obo|mesh-tsv|"
+            "mesh-ascii.")
     E004 = ("Unknown dictionary format {fmt!r} for {path}. Use one of: {formats}.")
     E005 = ("The dictionary {source} is empty: it holds no concept with a name. A linker "
             "needs at least one named concept; check the file and its --format.")
@@ -82,8 +83,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E040 = ("{path} looks like {looks} content ({why}), not {fmt}. Pass --format {looks} "
             "(or format = \"{looks}\" in the dictionary loader); a file read in the wrong "
             "format would give wrong concepts.")
-    E041 = ("{path} is a directory: only --format umls reads a directory (the UMLS META "
-            "directory with MRCONSO.RRF). Pass a dictionary file, or --format umls.")
+    E041 = ("{path} is a directory: only --format umls (the UMLS META directory with "
+            "MRCONSO.RRF) and mesh-tsv / mesh-ascii (a directory of MeSH files) read a "
+            "directory. Pass a dictionary file, or one of those formats.")
     E042 = ("{path} holds no MRCONSO.RRF (nor MRCONSO.RRF.gz): pass the UMLS META directory "
             "of a Metathesaurus release (or MRCONSO.RRF itself) with --format umls.")
     E043 = ("{path}:{line}: {fmt} is not sorted by CUI ({cui} comes after {previous}). "
@@ -99,6 +101,17 @@ class Errors(metaclass=ErrorsWithCodes):
     E048 = ("Dictionary filter `{key}` applies only to --format {applies}, not {fmt} "
             "({path}). Drop it, or read the file in a format it applies to.")
     E050 = ("Dictionary filter `{key}` must be {what}, got {value!r}.")
+    # MeSH readers (kb/readers/mesh.py)
+    E052 = ("Unknown MeSH branch {value!r} in mesh_branches: give tree branches such as "
+            "D (Chemicals and Drugs), C (Diseases), F03 (Mental Disorders) or a longer "
+            "tree number (C04.588), comma-separated on the command line.")
+    E053 = ("{path} holds no {fmt} descriptors or supplementary records (a MeSH file's "
+            "first record has a D... UI and `MH =`, or a C... UI and `NM =`). Pass the "
+            "MeSH files, or the right --format.")
+    E054 = ("{path} holds MeSH supplementary records only: mesh_branches needs the "
+            "descriptors too, since a supplementary record takes its branches from the "
+            "descriptors it maps to. Pass both files (a directory holding them, or "
+            "--mesh-supplementary beside the descriptors), or drop the filter.")
 
     # Component
     E101 = ("bio_linker has no dictionary yet. Call nlp.initialize() with "
@@ -575,6 +588,10 @@ class Warnings(metaclass=ErrorsWithCodes):
     W953 = ("Skipped {n} bad line(s) of the dictionary {path} (on_bad_line = \"skip\"): "
             "{examples}. Their concepts or names are missing from the linker; fix the lines "
             "and build again to have them.")
+    W954 = ("{n} mapped heading(s) of MeSH supplementary records name no descriptor among "
+            "the {n_descriptors} read (first: {examples}). Those mappings give no tree "
+            "branch: a record left with none has no type, and a mesh_branches filter "
+            "leaves it out. Read the descriptors of the same MeSH year beside them.")
 
     # Distributed linking (W800-W809: link --engine ray)
     W800 = ("{n} malformed document(s) in {shards} shard(s) were not linked (first: "

@@ -16,9 +16,11 @@ def init_linker_cli(
     output_dir: Path = typer.Argument(..., help="Directory for the pipeline (spacy.load opens it)"),
     dictionary: Path = typer.Option(..., "--dictionary", "-d", help="Dictionary file (.gz ok)"),
     format: Optional[str] = typer.Option(None, "--format", "-f",
-                                         help="medic|biosyn|ctd|tsv|jsonl|umls|obo; inferred "
-                                              "from the content if omitted (umls: the META "
-                                              "directory or MRCONSO.RRF)"),
+                                         help="medic|biosyn|ctd|tsv|jsonl|umls|obo|mesh-tsv|"
+                                              "mesh-ascii; inferred from the content if "
+                                              "omitted (umls: the META directory or "
+                                              "MRCONSO.RRF; mesh-*: a file or a directory "
+                                              "of MeSH descriptors and supplementary files)"),
     config: Optional[Path] = typer.Option(None, "--config", "-c",
                                           help="Pipeline .cfg to use instead of the default"),
     languages: Optional[str] = typer.Option(None, "--languages",
@@ -44,6 +46,15 @@ def init_linker_cli(
                                                 help="obo: xref prefixes that become "
                                                      "alternative ids (default MESH,MSH,OMIM,"
                                                      "MIM,UMLS,UMLS_CUI; 'none' for none)"),
+    mesh_branches: Optional[str] = typer.Option(None, "--mesh-branches",
+                                                help="mesh-tsv/mesh-ascii: keep concepts "
+                                                     "under these tree branches, e.g. D "
+                                                     "(chemicals) or C,F03 (diseases); "
+                                                     "default all"),
+    mesh_supplementary: List[Path] = typer.Option([], "--mesh-supplementary",
+                                                  help="mesh-tsv/mesh-ascii: a MeSH file read "
+                                                       "with --dictionary, e.g. c2024.bin "
+                                                       "beside d2024.bin (repeatable)"),
     augment: List[Path] = typer.Option([], "--augment", "-a",
                                        help="PubTator corpus whose gold mentions join the "
                                             "dictionary (repeatable: train, dev)"),
@@ -91,7 +102,9 @@ def init_linker_cli(
                "semantic_types": listed(semantic_types, "all"),
                "synonym_scopes": listed(synonym_scopes, "none"),
                "xref_prefixes": listed(xref_prefixes, "none"),
-               "code_sources": listed(code_sources, "none")}
+               "code_sources": listed(code_sources, "none"),
+               "mesh_branches": listed(mesh_branches, "all"),
+               "mesh_supplementary": [str(p) for p in mesh_supplementary] or None}
     started = time.perf_counter()
     nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
                       augment=augment, spelling_map=spelling_map, encoder=encoder, force=force,

@@ -65,7 +65,10 @@ code_sources = null
 
 # init_linker's dictionary filters -> keys of the v2 dictionary loader.
 DICTIONARY_FILTERS = ("languages", "sources", "suppressed", "semantic_types",
-                      "synonym_scopes", "xref_prefixes", "code_sources")
+                      "synonym_scopes", "xref_prefixes", "code_sources", "mesh_branches",
+                      "mesh_supplementary")
+# Filters the frozen v2 / v3 loaders lack: given, the loader becomes v4.
+V4_FILTERS = ("mesh_branches", "mesh_supplementary")
 DICTIONARY_PREFIX = "initialize.components.bio_linker.dictionary."
 
 
@@ -152,8 +155,9 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         spacy-biolink.load_dictionary.v3, whose setting it is.
 
     dictionary_filters: the readers' filters (languages, sources, suppressed,
-        semantic_types, synonym_scopes, xref_prefixes; see load_dictionary); None values
-        keep the reader's default. They need the v2 dictionary loader (the default config's).
+        semantic_types, synonym_scopes, xref_prefixes, mesh_branches, mesh_supplementary;
+        see load_dictionary); None values keep the reader's default. They need the v2
+        dictionary loader (the default config's); the MeSH ones make it v4.
 
     The directory appears complete or not at all: it is written beside its target and
     renamed into place.
@@ -179,7 +183,7 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         if key not in DICTIONARY_FILTERS:
             raise BioLinkError(Errors.E050.format(key=key, value=value,
                                                   what=f"one of {', '.join(DICTIONARY_FILTERS)}"))
-        if value is not None:
+        if value is not None and key not in V4_FILTERS:
             settings[DICTIONARY_PREFIX + key] = value
     settings.update(overrides or {})
     # Index overrides are applied by _index_block, over the encoder's index block where
@@ -194,6 +198,14 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         loader = config["initialize"]["components"]["bio_linker"]["dictionary"]
         loader["@misc"] = "spacy-biolink.load_dictionary.v3"
         loader["on_bad_line"] = on_bad_line
+    mesh_filters = {key: value for key, value in (dictionary_filters or {}).items()
+                    if key in V4_FILTERS and value is not None}
+    if mesh_filters:
+        # v4 reads v3's keys and the MeSH readers' filters.
+        loader = config["initialize"]["components"]["bio_linker"]["dictionary"]
+        loader["@misc"] = "spacy-biolink.load_dictionary.v4"
+        loader.update({key: list(value) if not isinstance(value, str) else [value]
+                       for key, value in mesh_filters.items()})
     index_config = linker["index"]
     if encoder is not None:
         from ..encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer

@@ -8,6 +8,8 @@ Formats
 - jsonl:  scispaCy's KB lines {"concept_id", "canonical_name", "aliases", "types", "definition"}
 - umls:   a UMLS release's META directory, or MRCONSO.RRF (readers/umls.py)
 - obo:    OBO 1.4 ontologies: MONDO, HPO, DOID, ChEBI (readers/obo.py)
+- mesh-tsv, mesh-ascii: MeSH descriptors and supplementary records, as the shipped TSV
+          export or NLM's ASCII d/c files (readers/mesh.py)
 
 Limits: a line longer than MAX_LINE_BYTES (4 MiB) is an error naming file:line (E950);
 a line that repeats a concept read before is merged into it, storing nothing again.
@@ -313,6 +315,18 @@ def _read_obo(path: PathLike, **filters) -> Iterator[Concept]:
     return read_obo(path, **filters)
 
 
+def _read_mesh_tsv(path: PathLike, **filters) -> Iterator[Concept]:
+    from .mesh import read_mesh_tsv
+
+    return read_mesh_tsv(path, **filters)
+
+
+def _read_mesh_ascii(path: PathLike, **filters) -> Iterator[Concept]:
+    from .mesh import read_mesh_ascii
+
+    return read_mesh_ascii(path, **filters)
+
+
 READERS: Dict[str, Callable[..., Iterator[Concept]]] = {
     "medic": read_medic,
     "biosyn": read_biosyn,
@@ -321,12 +335,18 @@ READERS: Dict[str, Callable[..., Iterator[Concept]]] = {
     "jsonl": read_jsonl,
     "umls": _read_umls,
     "obo": _read_obo,
+    "mesh-tsv": _read_mesh_tsv,
+    "mesh-ascii": _read_mesh_ascii,
 }
+# Formats whose path may be a directory: UMLS's META, or a folder of MeSH files.
+DIRECTORY_FORMATS = ("umls", "mesh-tsv", "mesh-ascii")
 
 # The filters each format's reader takes (load_dictionary's keyword arguments).
 READER_FILTERS = {"umls": ("languages", "sources", "suppressed", "semantic_types",
                            "code_sources"),
-                  "obo": ("synonym_scopes", "xref_prefixes")}
+                  "obo": ("synonym_scopes", "xref_prefixes"),
+                  "mesh-tsv": ("mesh_branches", "mesh_supplementary"),
+                  "mesh-ascii": ("mesh_branches", "mesh_supplementary")}
 # semantic_types also filters any format whose concepts carry TUIs as types.
 GENERIC_FILTERS = ("semantic_types",)
 
@@ -357,16 +377,20 @@ def load_dictionary(path: PathLike, format: Optional[str] = None, *,
     """Read a dictionary file (plain or .gz), or a UMLS META directory, into a
     ConceptDictionary.
 
-    format: medic, biosyn, ctd, tsv, jsonl, umls or obo; inferred from the content when
-        None. A named format that the content plainly contradicts is an error (E040).
+    format: medic, biosyn, ctd, tsv, jsonl, umls, obo, mesh-tsv or mesh-ascii; inferred
+        from the content when None. A named format that the content plainly contradicts is an error (E040).
     filters (None: the reader's default):
         umls: languages (["ENG"]), sources (all), suppressed (False),
             semantic_types (TUIs or semantic groups such as "DISO"; also for jsonl types),
             code_sources (SABs whose codes become alternative ids, e.g. ["MSH"]; none);
-        obo: synonym_scopes (["EXACT"]), xref_prefixes (MESH, OMIM, UMLS and spellings).
+        obo: synonym_scopes (["EXACT"]), xref_prefixes (MESH, OMIM, UMLS and spellings);
+        mesh-tsv, mesh-ascii: mesh_branches (tree branches to keep, e.g. ["D"] or
+            ["C", "F03"]; all), mesh_supplementary (more MeSH files read with `path`,
+            e.g. the supplementary records beside the descriptors).
     on_bad_line: "error" (default): a malformed line, or one with a control character,
         stops the build naming file:line; "skip": such lines are left out, counted and
-        the first few named in a warning (W953). Not for umls and obo (E955).
+        the first few named in a warning (W953). Not for umls and obo (E955); for
+        mesh-ascii a skipped line leaves out its record.
     """
     BadLines(path, on_bad_line)  # a bad value is refused before anything is read
     if on_bad_line != "error":
@@ -421,7 +445,7 @@ def _load(path: Path, format: Optional[str], filters: dict) -> ConceptDictionary
     fmt = format or infer_format(path, filters.get("on_bad_line") or "error")
     if fmt not in READERS:
         raise BioLinkError(Errors.E004.format(fmt=fmt, path=path, formats=", ".join(READERS)))
-    if path.is_dir() and fmt != "umls":
+    if path.is_dir() and fmt not in DIRECTORY_FORMATS:
         raise BioLinkError(Errors.E041.format(path=path))
     if format is not None and not path.is_dir():
         check_format(path, format)
@@ -430,6 +454,8 @@ def _load(path: Path, format: Optional[str], filters: dict) -> ConceptDictionary
         raise BioLinkError(Errors.E955.format(value=f"{given['on_bad_line']!r} for {fmt}",
                                               options="'error' (skipping is for the line "
                                                       "formats: medic, biosyn, ctd, tsv, jsonl)"))
+    if not given.get("mesh_supplementary", True):
+        del given["mesh_supplementary"]
     if not given.get("semantic_types", True):
         del given["semantic_types"]  # [] is no filter, not "no type at all"
     own = READER_FILTERS.get(fmt, ()) + ("on_bad_line",)

@@ -26,6 +26,7 @@ _OBO_TAG = re.compile(r"^(format-version|data-version|ontology|id|name|is_a|def|
                       r"auto-generated-by|import|remark|property_value):\s")
 _OBO_STANZA = re.compile(r"^\[(Term|Typedef|Instance)\]\s*$")
 _PREFIXED_ID = re.compile(r"^[A-Za-z][\w.-]*:\S+$")
+_MESH_UI = re.compile(r"^[DC]\d{6,9}$")
 
 
 def _rrf_kind(line: str) -> Optional[str]:
@@ -56,6 +57,8 @@ def sniff_lines(lines: List[str]) -> Tuple[Optional[str], str]:
         return "umls", f"UMLS {'/'.join(sorted(kinds))}.RRF lines, not MRCONSO"
     if any(_OBO_STANZA.match(line) for line in lines) or first.startswith("format-version:"):
         return "obo", "an OBO header or [Term] stanza"
+    if first.rstrip() == "*NEWRECORD":
+        return "mesh-ascii", "NLM's ASCII MeSH records (*NEWRECORD)"
     if first.startswith("{"):
         return "jsonl", "a JSON object per line"
     if first.startswith("#"):
@@ -69,6 +72,8 @@ def sniff_lines(lines: List[str]) -> Tuple[Optional[str], str]:
         return "medic", "`ids||names` lines"
     if "\t" in first:
         cols = first.split("\t")
+        if _MESH_UI.match(cols[0]) and len(cols) in (4, 5):
+            return "mesh-tsv", "MeSH UI<TAB>name<TAB>synonyms<TAB>tree numbers or mapped UIs"
         if len(cols) >= 5 and _PREFIXED_ID.match(cols[1].strip()):
             return "ctd", "tab-separated CTD columns (name, MESH:/OMIM: id, ...)"
         return "tsv", "`name<TAB>id` lines"
@@ -98,7 +103,15 @@ def sniff(path: PathLike) -> Tuple[Optional[str], str]:
 
         if find_rrf(path, "MRCONSO") is not None:
             return "umls", "a directory with MRCONSO.RRF"
-        return None, "a directory without MRCONSO.RRF"
+        for child in sorted(path.iterdir()):
+            if child.is_file() and not child.name.startswith("."):
+                try:
+                    looks, _ = sniff_lines(head_lines(child))
+                except BioLinkError:  # not text: not a MeSH file either
+                    continue
+                if looks in ("mesh-tsv", "mesh-ascii"):
+                    return looks, f"a directory with MeSH files ({child.name})"
+        return None, "a directory without MRCONSO.RRF nor MeSH files"
     return sniff_lines(head_lines(path))
 
 
