@@ -7,7 +7,7 @@ wordpieces' rows. The vocabulary is the most frequent lowercased tokens of the t
 texts and dictionary names; the vectors are centred, projected on their main directions
 (fewer dimensions: a smaller pipeline, and the NER's tok2vec learns the rest) and
 normalized. The result is a spaCy pipeline directory holding only `vocab.vectors`
-(keyed by LOWER), for `[initialize] vectors` of configs/ner_bc5cdr.cfg.
+(one row per lowercased word, found from its lower, Title and UPPER forms), for `[initialize] vectors` of configs/ner_bc5cdr.cfg.
 
 Only `safetensors` and `tokenizer.json` are read: nothing is unpickled.
 """
@@ -74,7 +74,6 @@ def build_ner_vectors(counts: Dict[str, int], backbone: Path, *, rows: int, dim:
     """A blank English pipeline whose vocab holds LOWER-keyed vectors for the `rows`
     most frequent words of `counts`."""
     import spacy
-    from spacy.attrs import LOWER
     from spacy.vectors import Vectors
 
     words = [w for w, _ in collections.Counter(counts).most_common() if w.strip()][:rows]
@@ -82,8 +81,14 @@ def build_ner_vectors(counts: Dict[str, int], backbone: Path, *, rows: int, dim:
         raise BioLinkError(Errors.E691)
     data = wordpiece_vectors(words, backbone, dim)
     nlp = spacy.blank("en")
-    vectors = Vectors(strings=nlp.vocab.strings, data=data, keys=[nlp.vocab.strings.add(w)
-                                                                  for w in words], attr=LOWER)
+    vectors = Vectors(strings=nlp.vocab.strings, shape=data.shape)
+    vectors.data[:] = data
+    # spaCy saves a default-mode table's key attribute as ORTH whatever it was built with
+    # (only floret tables keep theirs), so the cased forms a text writes are keys of their
+    # own, sharing the lowercased word's row.
+    for row, word in enumerate(words):
+        for form in dict.fromkeys((word, word[:1].upper() + word[1:], word.upper())):
+            vectors.add(nlp.vocab.strings.add(form), row=row)
     nlp.vocab.vectors = vectors
     return nlp
 
