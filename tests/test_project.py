@@ -408,6 +408,7 @@ def _mesh_slice(source: Path, target: Path, ids) -> None:
             fileh.write("\n".join(lines) + "\n")
 
 
+@pytest.mark.slow  # nine steps, two packages built: 16 min on 2 cores under load
 def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
     """`spacy project run bc5cdr` on a few BC5CDR and NCBI-disease documents, a MEDIC and a
     MeSH slice, 20 NER steps: every step runs, both linkers are scored on their own
