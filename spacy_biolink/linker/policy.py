@@ -10,6 +10,7 @@ set-up, serialization and span writing around it, and `evaluate` and the trainin
 builders call the same methods, so a stage cannot count in one place and not another.
 """
 from collections import OrderedDict
+from itertools import islice
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import warnings
@@ -752,9 +753,11 @@ class LinkingPolicy:
     def kb_ents(self, candidates: Candidates) -> List[Tuple[str, float]]:
         """Candidates at or above the threshold, as (concept id, score), best first."""
         threshold = self.cfg["threshold"]
-        kept = [(self.reported_id(c), round(score, 6)) for c, score in candidates
-                if score >= threshold]
-        return kept[: self.cfg["max_entities_per_mention"]]
+        # Only the first max_entities_per_mention kept are read: a reranker hands k = 20
+        # or 50 candidates, and their ids cost more than the rest of a mention's output.
+        kept = islice(((c, score) for c, score in candidates if score >= threshold),
+                      self.cfg["max_entities_per_mention"])
+        return [(self.reported_id(c), round(score, 6)) for c, score in kept]
 
     def annotations(self, links: MentionLinks) -> Tuple[str, List[Tuple[str, float]], List]:
         """kb_id, kb_ents and kb_parts of one mention.
