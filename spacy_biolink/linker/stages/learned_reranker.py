@@ -104,7 +104,6 @@ class _ConceptView:
         self._type_rates: Dict[str, Tuple[Dict, numpy.ndarray]] = {}
         # Trigram codes met in names (sorted) and their ids (in order of arrival).
         self.gram_codes, self.gram_ids = empty, empty
-        self.mark = numpy.zeros(0, bool)
 
     def gram_id(self, codes: numpy.ndarray, add: bool = False) -> numpy.ndarray:
         """The vocabulary id of each trigram code (-1 for one no name has); with add,
@@ -117,7 +116,6 @@ class _ConceptView:
                                              + numpy.arange(len(new), dtype=numpy.int64)])
                 order = numpy.argsort(codes_all, kind="stable")
                 self.gram_codes, self.gram_ids = codes_all[order], ids_all[order]
-                self.mark = numpy.zeros(len(self.gram_codes), bool)
         if not len(self.gram_codes):
             return numpy.full(len(codes), -1, numpy.int64)
         at = numpy.minimum(numpy.searchsorted(self.gram_codes, codes), len(self.gram_codes) - 1)
@@ -175,13 +173,22 @@ class _ConceptView:
         pair_concept) pair against the concept's closest name, one row per pair."""
         from .learned_reranker_kernels import lexical_features
 
+        from .learned_reranker_kernels import in_threads
+
         self.add_concepts(pair_concept)
         out = numpy.zeros((len(pair_key), 4))
-        lexical_features(numpy.ascontiguousarray(pair_key, numpy.int64),
-                         numpy.ascontiguousarray(pair_concept, numpy.int64),
-                         *self.key_arrays(keys), self.concept_start, self.concept_count,
-                         self.gram_ptr, self.grams, self.token_ptr, self.name_tokens,
-                         self.name_fold, self.name_length, self.mark, out)
+        pair_key = numpy.ascontiguousarray(pair_key, numpy.int64)
+        pair_concept = numpy.ascontiguousarray(pair_concept, numpy.int64)
+        key_arrays = self.key_arrays(keys)
+
+        def run(a: int, b: int) -> None:
+            # Each thread marks its keys' grams in its own scratch.
+            mark = numpy.zeros(len(self.gram_codes), bool)
+            lexical_features(pair_key[a:b], pair_concept[a:b], *key_arrays, self.concept_start,
+                             self.concept_count, self.gram_ptr, self.grams, self.token_ptr,
+                             self.name_tokens, self.name_fold, self.name_length, mark, out[a:b])
+
+        in_threads(len(pair_key), run)
         return out
 
     def type_rates(self, label: str, rates: Dict[str, float]) -> numpy.ndarray:
@@ -272,10 +279,11 @@ class _Trees:
 
     def predict(self, rows: numpy.ndarray) -> numpy.ndarray:
         """The raw score of each row."""
-        from .learned_reranker_kernels import tree_scores
+        from .learned_reranker_kernels import in_threads, tree_scores
 
         out = numpy.zeros(len(rows))
-        tree_scores(numpy.ascontiguousarray(rows, numpy.float64), *self.arrays, out)
+        rows = numpy.ascontiguousarray(rows, numpy.float64)
+        in_threads(len(rows), lambda a, b: tree_scores(rows[a:b], *self.arrays, out[a:b]))
         return out
 
 
@@ -383,11 +391,15 @@ class LearnedReranker(Stage):
         k = self.k
         concepts: List[int] = []
         scores: List[float] = []
-        sizes, keys, docs, flags, labels = [], [], [], [], []
+        sizes, key_of_group, docs, flags, label_of_group = [], [], [], [], []
         doc_ids: Dict[int, int] = {}
+        key_ids: Dict[str, int] = {}  # text -> id of its query key
+        keys: Dict[str, int] = {}  # query key -> id
+        label_ids: Dict[str, int] = {}
         for mention, parts in zip(mentions, links):
             doc = -1 if mention.doc is None else doc_ids.setdefault(id(mention.doc), len(doc_ids))
             raw = " ".join(mention.text.split())
+            label = label_ids.setdefault(mention.label or "", len(label_ids))
             for text, candidates in parts:
                 candidates = candidates[:k]
                 if not candidates:
@@ -396,11 +408,14 @@ class LearnedReranker(Stage):
                 concepts.extend(ids)
                 scores.extend(values)
                 sizes.append(len(candidates))
-                keys.append(linker.query_key(text))
+                key = key_ids.get(text)
+                if key is None:
+                    key = key_ids[text] = keys.setdefault(linker.query_key(text), len(keys))
+                key_of_group.append(key)
                 docs.append(doc)
                 flags.append((float(len(parts) == 1 and text != raw and len(raw) <= 10),
                               float(len(parts) > 1)))
-                labels.append(mention.label or "")
+                label_of_group.append(label)
         out = numpy.zeros((len(concepts), len(FEATURES)))
         if not concepts:
             return out, numpy.zeros(0, numpy.int64), numpy.zeros(0, numpy.int64)
@@ -418,13 +433,10 @@ class LearnedReranker(Stage):
         positive = best > 0
         out[positive, column["score_ratio"]] = score[positive] / best[positive]
         # Lexical: once per distinct (key, concept) pair.
-        distinct_keys, key_of_group = numpy.unique(numpy.asarray(keys, dtype=object),
-                                                   return_inverse=True)
-        key_of_row = key_of_group.reshape(-1)[group]
-        pairs, pair_of_row = numpy.unique(key_of_row * view.dictionary.n_concepts + concept,
-                                          return_inverse=True)
-        lexical = view.lexical(distinct_keys.tolist(), pairs // view.dictionary.n_concepts,
-                               pairs % view.dictionary.n_concepts)
+        n_concepts = view.dictionary.n_concepts
+        key_of_row = numpy.asarray(key_of_group, numpy.int64)[group]
+        pairs, pair_of_row = numpy.unique(key_of_row * n_concepts + concept, return_inverse=True)
+        lexical = view.lexical(list(keys), pairs // n_concepts, pairs % n_concepts)
         at = column["exact_name"]
         out[:, at:at + 4] = lexical[pair_of_row.reshape(-1)]
         flag = numpy.asarray(flags, numpy.float64)[group]
@@ -434,11 +446,11 @@ class LearnedReranker(Stage):
         out[:, column["log_names"]] = view.log_names[concept]
         type_rate = out[:, column["label_type_rate"]]
         type_rate[:] = math.nan
-        label_of_row = numpy.asarray(labels, dtype=object)[group]
-        for label in set(labels):
+        label_of_row = numpy.asarray(label_of_group, numpy.int64)[group]
+        for label, at in label_ids.items():
             rates = self.label_types.get(label, {})
             if rates:
-                rows = label_of_row == label
+                rows = label_of_row == at
                 type_rate[rows] = view.type_rates(label, rates)[concept[rows]]
         out[:, column["doc_top_votes"]], out[:, column["doc_topk_votes"]] = _document_votes(
             numpy.asarray(docs, numpy.int64), group, first, concept)

@@ -11,6 +11,26 @@ so the features are bit-identical to the set arithmetic they replace.
 import numpy
 
 from ...index.kernels import _jit
+from ...index.threads import search_threads
+
+# Fewer rows than this per thread are not worth a thread.
+MIN_ROWS_PER_THREAD = 2048
+
+
+def in_threads(n_rows: int, run) -> None:
+    """run(start, end) over [0, n_rows) split over one thread per core (one in a child
+    process: threads.search_threads), each part at least MIN_ROWS_PER_THREAD rows; the
+    kernels release the GIL, and a row's result does not depend on the split."""
+    n_threads = max(1, min(search_threads(0), n_rows // MIN_ROWS_PER_THREAD))
+    if n_threads == 1:
+        run(0, n_rows)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = numpy.linspace(0, n_rows, n_threads + 1).astype(int).tolist()
+    with ThreadPoolExecutor(n_threads) as pool:
+        for done in [pool.submit(run, a, b) for a, b in zip(bounds[:-1], bounds[1:])]:
+            done.result()
 
 
 @_jit("int64(int64[::1], int64, int64, int64[::1], int64, int64)")
