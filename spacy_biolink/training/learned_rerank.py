@@ -7,9 +7,13 @@ entry point (every stage before a learned reranker of its own, composites kept w
 the mention's type as its label), its first k candidates become a LightGBM lambdarank
 group (the gold concept relevant, the others not), and training stops when dev NDCG@1
 stops rising. Then, on dev: the softmax temperature that makes the ranker's scores
-probabilities (negative log-likelihood of the gold), and, with nil_precision, the
-lowest probability of the top candidate at which answered dev mentions (those without
-an id count as wrong answers) reach that precision.
+probabilities (negative log-likelihood of the gold); the calibration of the top
+candidate's probability (Platt scaling, fitted on whether it is right, every dev mention
+with candidates counted: gold outside the k and no-id mentions are wrong answers), saved
+with the dev curve it gives (calibration.json) so that `LearnedReranker.v2`'s
+`nil_precision` can pick its threshold at load; and, with nil_precision here, v1's
+nil_threshold: the lowest softmax probability of the top candidate at which answered dev
+mentions reach that precision.
 
 Train the ranker on a linker whose dictionary does not hold the train mentions
 (init-linker without --augment of the train corpus): there every train mention would
