@@ -183,7 +183,7 @@ def nil(args) -> dict:
     print(f"BC5CDR-disease test mentions by kind: {counts}")
     print("| rule | acc@1 (no NIL) | acc@1 | lost | NIL: -1 | removed | absent | NIL all | "
           + " | ".join(f"NIL @ lost <= {b:g}" for b in BUDGETS) + " | AUC dev | AUC test |")
-    print("|---" * (12 + len(BUDGETS) - 4) + "|")
+    print("|---" * (10 + len(BUDGETS)) + "|")
     for name, row in results.items():
         for rule, r in row["rules"].items():
             curve = [row["nil_recall_at_loss"][f"{b:g}"] for b in BUDGETS]
