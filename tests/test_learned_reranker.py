@@ -314,3 +314,25 @@ def test_compiled_trees_score_as_lightgbm(trained):
     rows[::7, 3] = numpy.nan
     rows[::5, 2] = 0.0
     numpy.testing.assert_array_equal(stage.scores(rows), stage.booster.predict(rows))
+
+
+def test_name_tables_start_again_when_full(trained, monkeypatch):
+    """Past MAX_TABLE_NAMES the tables are emptied and refilled with the batch's
+    concepts; the features do not change."""
+    from spacy_biolink.linker.stages import learned_reranker
+    from spacy_biolink.training.learned_rerank import gold_mentions
+
+    root, _ = trained
+    nlp = spacy.load(root / "linker")
+    pipe = nlp.get_pipe("bio_linker")
+    mentions, _ = gold_mentions(nlp, pipe, root / "dev.txt")
+    links = pipe.link(mentions, 5)
+    stage = LearnedReranker(k=5)
+    before = stage.features(pipe.linker, mentions, links)
+    monkeypatch.setattr(learned_reranker, "MAX_TABLE_NAMES", 3)
+    view = stage.view(pipe.linker)
+    assert len(view.name_fold) > 3
+    numpy.testing.assert_array_equal(stage.features(pipe.linker, mentions[:2], links[:2]),
+                                     before[:10])
+    assert len(view.name_fold) == view.concept_count[view.concept_start >= 0].sum()
+    numpy.testing.assert_array_equal(stage.features(pipe.linker, mentions, links), before)

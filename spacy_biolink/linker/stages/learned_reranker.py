@@ -38,6 +38,8 @@ MODEL_FILE = "model.txt"
 SETTINGS_FILE = "learned_reranker.json"
 LABEL_TYPES_FILE = "label_types.json"
 CALIBRATION_FILE = "calibration.json"
+# The most dictionary names the feature tables keep before they start again.
+MAX_TABLE_NAMES = 2_000_000
 
 
 def _gram_sets(texts: Sequence[str]) -> Tuple[numpy.ndarray, numpy.ndarray]:
@@ -93,6 +95,12 @@ class _ConceptView:
                                 minlength=n)
         self.log_annotations = numpy.log1p(counts)
         self.log_names = numpy.log1p(numpy.bincount(dictionary.name_concepts, minlength=n))
+        self._type_rates: Dict[str, Tuple[Dict, numpy.ndarray]] = {}
+        self.forget_names()
+
+    def forget_names(self) -> None:
+        """Empty the name tables (they fill again as concepts are met)."""
+        n = self.dictionary.n_concepts
         self.concept_start = numpy.full(n, -1, numpy.int64)
         self.concept_count = numpy.zeros(n, numpy.int64)
         self.tokens: Dict[str, int] = {}
@@ -101,7 +109,6 @@ class _ConceptView:
         self.name_fold, self.name_length = empty, empty
         self.gram_ptr, self.grams = numpy.zeros(1, numpy.int64), empty
         self.token_ptr, self.name_tokens = numpy.zeros(1, numpy.int64), empty
-        self._type_rates: Dict[str, Tuple[Dict, numpy.ndarray]] = {}
         # Trigram codes met in names (sorted) and their ids (in order of arrival).
         self.gram_codes, self.gram_ids = empty, empty
 
@@ -126,6 +133,11 @@ class _ConceptView:
         new = numpy.unique(concepts[self.concept_start[concepts] < 0])
         if not len(new):
             return
+        if len(self.name_fold) > MAX_TABLE_NAMES:
+            # A huge dictionary streamed long enough would hold all its names here
+            # (~250 bytes each): start again with this batch's concepts.
+            self.forget_names()
+            new = numpy.unique(concepts)
         folded, owners = [], []
         for c in new.tolist():
             names = [self.fold(name) for name in self.dictionary.names_of(c)]
