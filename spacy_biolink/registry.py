@@ -652,6 +652,21 @@ def build_learned_reranker(k: int = 20, temperature: float = 1.0,
     return LearnedReranker(k=k, temperature=temperature, nil_threshold=nil_threshold)
 
 
+@registry.misc("spacy-biolink.LearnedReranker.v2")
+def build_learned_reranker_v2(k: int = 20, temperature: float = 1.0,
+                              nil_precision: Optional[float] = None):
+    """Registered `spacy-biolink.LearnedReranker.v2`: v1's ranker, its scores rescaled so
+    that the top candidate's is the probability that it is right, calibrated on dev
+    (`span._.kb_ents[0][1]`); with `nil_precision` (e.g. 0.95; null: never NIL), a
+    mention is NIL where that probability is under the threshold at which the dev
+    mentions answered were right that often (read from the dev curve saved with the
+    model). Needs a model trained by `train configs/rank.cfg` of this version."""
+    from .linker.stages.learned_reranker import LearnedReranker
+
+    return LearnedReranker(k=k, temperature=temperature, calibrated=True,
+                           nil_precision=nil_precision)
+
+
 @registry.misc("spacy-biolink.LearnedRerankerTrainer.v1")
 def build_learned_reranker_trainer(k: int = 20, num_leaves: int = 15,
                                    learning_rate: float = 0.05, max_rounds: int = 500,

@@ -12,7 +12,7 @@ from spacy_biolink.errors import BioLinkError
 from spacy_biolink.linker.pipeline import init_linker
 from spacy_biolink.linker.stages.learned_reranker import FEATURES, LearnedReranker
 from spacy_biolink.training import train_from_config
-from spacy_biolink.training.learned_rerank import nil_threshold_for
+from spacy_biolink.linker.stages.learned_reranker import nil_threshold_for
 
 from .conftest import doc_with_ents
 
@@ -79,27 +79,52 @@ def test_trains_from_its_config_into_text_files(trained):
     assert max(meta["importance_gain"], key=meta["importance_gain"].get) == "doc_topk_votes"
 
 
+TEXTS = ["cancers in the liver area", "cysts in the eye area", "failure of the heart"]
+
+
+def linked(pipeline):
+    docs = [pipeline(doc_with_ents(pipeline, text, [text])) for text in TEXTS]
+    return [(d.ents[0].kb_id_, d.ents[0]._.kb_ents) for d in docs]
+
+
 def test_a_stage_of_the_pipeline_saved_and_set_from_the_config(trained, tmp_path):
+    """init-linker adds a ranker trained with a dev calibration as v2: the top
+    candidate's score is the calibrated probability that it is right, the others keep
+    their ratio to it, and nil_precision sets the NIL threshold from the dev curve."""
+    from spacy_biolink.linker.stages.learned_reranker import platt
+
     root, _ = trained
     nlp = init_linker(tmp_path / "linked", root / "dict.txt", reranker=root / "ranker")
     stage = nlp.config["components"]["bio_linker"]["stages"]["reranker"]
-    assert stage["@misc"] == "spacy-biolink.LearnedReranker.v1" and stage["k"] == 5
-    texts = ["cancers in the liver area", "cysts in the eye area", "failure of the heart"]
-
-    def linked(pipeline):
-        docs = [pipeline(doc_with_ents(pipeline, text, [text])) for text in texts]
-        return [(d.ents[0].kb_id_, d.ents[0]._.kb_ents) for d in docs]
-
+    assert stage["@misc"] == "spacy-biolink.LearnedReranker.v2" and stage["k"] == 5
     expected = linked(nlp)
-    # Scores are probabilities over the k candidates.
-    assert all(abs(sum(s for _, s in ents) - 1.0) < 1e-3 for _, ents in expected)
     assert linked(spacy.load(tmp_path / "linked")) == expected
+    # v1 on the same model: softmax probabilities over the k candidates.
+    v1 = LearnedReranker(k=5, temperature=stage["temperature"])
+    v1.load_trained(root / "ranker")
+    pipe = nlp.get_pipe("bio_linker")
+    pipe.linker.stages["reranker"] = v1
+    softmax = linked(nlp)
+    assert all(abs(sum(s for _, s in ents) - 1.0) < 1e-3 for _, ents in softmax)
+    a, b = srsly.read_json(root / "ranker" / "calibration.json")["platt"]
+    for (kb_id, ents), (kb_id1, ents1) in zip(expected, softmax):
+        assert kb_id == kb_id1 and [c for c, _ in ents] == [c for c, _ in ents1]
+        assert ents[0][1] == pytest.approx(float(platt(numpy.array([ents1[0][1]]), a, b)[0]),
+                                           abs=1e-5)
+        assert ents[1][1] / ents[0][1] == pytest.approx(ents1[1][1] / ents1[0][1], rel=1e-3)
     one = spacy.load(tmp_path / "linked",
                      config={"components.bio_linker.stages.reranker.k": 1})
-    assert [ents for _, ents in linked(one)] == [[(kb_id, 1.0)] for kb_id, _ in expected]
+    assert [[c for c, _ in ents] for _, ents in linked(one)] == [[kb_id] for kb_id, _ in expected]
     strict = spacy.load(tmp_path / "linked",
-                        config={"components.bio_linker.stages.reranker.nil_threshold": 1.0})
-    assert [kb_id for kb_id, _ in linked(strict)] == ["NIL"] * len(texts)
+                        config={"components.bio_linker.stages.reranker.nil_precision": 0.999})
+    cutoff = strict.get_pipe("bio_linker").linker.stages["reranker"].nil_cutoff
+    calibration = srsly.read_json(root / "ranker" / "calibration.json")
+    assert cutoff == nil_threshold_for(numpy.array(calibration["dev_confidence"]),
+                                       numpy.array(calibration["dev_right"]), 0.999)
+    assert [kb_id for kb_id, _ in linked(strict)] == [
+        kb_id if ents[0][1] >= cutoff else "NIL" for kb_id, ents in expected]
+    with pytest.raises(BioLinkError, match="E530"):
+        LearnedReranker(nil_precision=0.9)  # v1 has no calibration to read it from
 
 
 def test_features_read_the_mention_the_names_and_the_document(trained):
@@ -174,3 +199,140 @@ def test_cross_fitted_candidates_come_from_an_augmented_linker(trained):
     assert sum(row[exact] for row in tops) == 40
     # Every train mention is linked once, in its own document's fold.
     assert len(train.sizes) == len(train_m)
+
+
+def reference_features(stage, linker, mentions, links):
+    """The features spelled out as set arithmetic, one candidate at a time (the stage's
+    first implementation): the vectorized ones must equal these exactly."""
+    import math
+    from collections import Counter, defaultdict
+
+    def grams(text):
+        padded = f" {text} "
+        return frozenset(padded[i:i + 3] for i in range(max(len(padded) - 2, 1)))
+
+    def jaccard(a, b):
+        return len(a & b) / (len(a | b) or 1)
+
+    dictionary, k = linker.dictionary, stage.k
+    counts = numpy.bincount(dictionary.name_concepts, weights=dictionary.name_concept_counts,
+                            minlength=dictionary.n_concepts)
+    log_names = numpy.log1p(numpy.bincount(dictionary.name_concepts,
+                                           minlength=dictionary.n_concepts))
+    top_of_doc, topk_of_doc = defaultdict(Counter), defaultdict(Counter)
+    for mention, parts in zip(mentions, links):
+        if mention.doc is None:
+            continue
+        for _, candidates in parts:
+            if candidates:
+                top_of_doc[id(mention.doc)][candidates[0][0]] += 1
+            topk_of_doc[id(mention.doc)].update({c for c, _ in candidates[:k]})
+    rows = []
+    for mention, parts in zip(mentions, links):
+        doc_key = id(mention.doc) if mention.doc is not None else None
+        raw = " ".join(mention.text.split())
+        for text, candidates in parts:
+            candidates = candidates[:k]
+            if not candidates:
+                continue
+            key = linker.query_key(text)
+            key_tokens, key_grams = set(key.split()), grams(key)
+            best = candidates[0][1]
+            rates = stage.label_types.get(mention.label or "", {})
+            for rank, (concept, score) in enumerate(candidates):
+                names = [(f, grams(f)) for f in map(linker.normalizer.name,
+                                                    dictionary.names_of(concept))]
+                exact = float(any(f == key for f, _ in names))
+                if names:
+                    folded, name_grams = max(names, key=lambda n: jaccard(key_grams, n[1]))
+                    tokens = set(folded.split())
+                    lexical = [exact, len(key_tokens & tokens) / (len(key_tokens | tokens) or 1),
+                               jaccard(key_grams, name_grams),
+                               min(len(key), len(folded)) / (max(len(key), len(folded)) or 1)]
+                else:
+                    lexical = [exact, 0.0, 0.0, 0.0]
+                types = dictionary.types_of(concept) if dictionary.types is not None else ()
+                type_rate = (max((rates.get(t, 0.0) for t in types), default=math.nan)
+                             if rates else math.nan)
+                if doc_key is not None:
+                    top = top_of_doc[doc_key][concept] - (concept == candidates[0][0])
+                    topk = topk_of_doc[doc_key][concept] - 1
+                else:
+                    top = topk = 0
+                rows.append([score, rank, best - score, score / best if best > 0 else 0.0,
+                             *lexical, float(len(parts) == 1 and text != raw and len(raw) <= 10),
+                             float(len(parts) > 1), math.log1p(counts[concept]),
+                             float(log_names[concept]), type_rate, float(top), float(topk)])
+    return numpy.asarray(rows, dtype=numpy.float64).reshape(-1, len(FEATURES))
+
+
+def assert_same_features(stage, pipe, mentions, k):
+    links = pipe.link(mentions, k, stop_before="reranker" if "reranker" in pipe.linker.stages
+                      else None)
+    got = stage.features(pipe.linker, mentions, links)
+    numpy.testing.assert_array_equal(got, reference_features(stage, pipe.linker, mentions, links))
+    # A second batch reads the name tables the first one filled.
+    numpy.testing.assert_array_equal(stage.features(pipe.linker, mentions[::-1], links[::-1]),
+                                     reference_features(stage, pipe.linker, mentions[::-1],
+                                                        links[::-1]))
+    return got
+
+
+def test_vectorized_features_equal_the_set_arithmetic(trained):
+    """Every feature of the batch computation equals the one-candidate-at-a-time
+    definition, on the tiny corpus (documents, ties, a mention without document) and
+    with a second batch on warm name tables."""
+    from spacy_biolink.linker.policy import Mention
+    from spacy_biolink.training.learned_rerank import gold_mentions
+
+    root, _ = trained
+    nlp = spacy.load(root / "linker")
+    pipe = nlp.get_pipe("bio_linker")
+    mentions, _ = gold_mentions(nlp, pipe, root / "dev.txt")
+    mentions.append(Mention(None, 0, 12, "liver cancer", "Disease"))
+    stage = LearnedReranker(k=5)
+    rows = assert_same_features(stage, pipe, mentions, 5)
+    assert rows[:, FEATURES.index("doc_topk_votes")].max() > 0
+
+
+def test_vectorized_features_on_medic(shared_data):
+    """The same on MEDIC and NCBI-disease dev (abbreviations, composites, long names)."""
+    from spacy_biolink.training.learned_rerank import gold_mentions
+
+    nlp = init_linker(None, shared_data / "medic" / "medic_06Jul2012.txt.gz")
+    pipe = nlp.get_pipe("bio_linker")
+    mentions, _ = gold_mentions(nlp, pipe, shared_data / "ncbi_disease" /
+                                "NCBIdevelopset_corpus.txt", keep_nil=True)
+    assert_same_features(LearnedReranker(k=10), pipe, mentions[:300], 10)
+
+
+def test_compiled_trees_score_as_lightgbm(trained):
+    root, _ = trained
+    stage = LearnedReranker(k=5)
+    stage.load_trained(root / "ranker")
+    rows = numpy.random.default_rng(0).random((500, len(FEATURES)))
+    rows[::7, 3] = numpy.nan
+    rows[::5, 2] = 0.0
+    numpy.testing.assert_array_equal(stage.scores(rows), stage.booster.predict(rows))
+
+
+def test_name_tables_start_again_when_full(trained, monkeypatch):
+    """Past MAX_TABLE_NAMES the tables are emptied and refilled with the batch's
+    concepts; the features do not change."""
+    from spacy_biolink.linker.stages import learned_reranker
+    from spacy_biolink.training.learned_rerank import gold_mentions
+
+    root, _ = trained
+    nlp = spacy.load(root / "linker")
+    pipe = nlp.get_pipe("bio_linker")
+    mentions, _ = gold_mentions(nlp, pipe, root / "dev.txt")
+    links = pipe.link(mentions, 5)
+    stage = LearnedReranker(k=5)
+    before = stage.features(pipe.linker, mentions, links)
+    monkeypatch.setattr(learned_reranker, "MAX_TABLE_NAMES", 3)
+    view = stage.view(pipe.linker)
+    assert len(view.name_fold) > 3
+    numpy.testing.assert_array_equal(stage.features(pipe.linker, mentions[:2], links[:2]),
+                                     before[:10])
+    assert len(view.name_fold) == view.concept_count[view.concept_start >= 0].sum()
+    numpy.testing.assert_array_equal(stage.features(pipe.linker, mentions, links), before)

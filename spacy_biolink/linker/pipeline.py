@@ -259,8 +259,17 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         from .stages.learned_reranker import is_learned_reranker_dir, read_trained
 
         if is_learned_reranker_dir(reranker):
-            _, stage, _ = read_trained(reranker)
-            linker["stages"]["reranker"] = {"@misc": "spacy-biolink.LearnedReranker.v1", **stage}
+            _, stage, _, calibration = read_trained(reranker)
+            # A ranker trained with a dev calibration gets the stage that reads it (v2:
+            # calibrated probabilities, NIL by precision); one trained before, v1.
+            if calibration is None:
+                stage.pop("nil_precision", None)
+                linker["stages"]["reranker"] = {"@misc": "spacy-biolink.LearnedReranker.v1",
+                                                **stage}
+            else:
+                stage.pop("nil_threshold", None)
+                linker["stages"]["reranker"] = {"@misc": "spacy-biolink.LearnedReranker.v2",
+                                                **stage}
         else:
             from .stages.reranker import trained_settings as reranker_settings
 

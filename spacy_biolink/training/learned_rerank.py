@@ -7,9 +7,13 @@ entry point (every stage before a learned reranker of its own, composites kept w
 the mention's type as its label), its first k candidates become a LightGBM lambdarank
 group (the gold concept relevant, the others not), and training stops when dev NDCG@1
 stops rising. Then, on dev: the softmax temperature that makes the ranker's scores
-probabilities (negative log-likelihood of the gold), and, with nil_precision, the
-lowest probability of the top candidate at which answered dev mentions (those without
-an id count as wrong answers) reach that precision.
+probabilities (negative log-likelihood of the gold); the calibration of the top
+candidate's probability (Platt scaling, fitted on whether it is right, every dev mention
+with candidates counted: gold outside the k and no-id mentions are wrong answers), saved
+with the dev curve it gives (calibration.json) so that `LearnedReranker.v2`'s
+`nil_precision` can pick its threshold at load; and, with nil_precision here, v1's
+nil_threshold: the lowest softmax probability of the top candidate at which answered dev
+mentions reach that precision.
 
 Train the ranker on a linker whose dictionary does not hold the train mentions
 (init-linker without --augment of the train corpus): there every train mention would
@@ -67,8 +71,10 @@ class LearnedRerankerTrainer:
         from ..io.files import atomic_file
         from ..linker.find import the_linker
         from ..linker.pipeline import load_linker_pipeline
-        from ..linker.stages.learned_reranker import (FEATURES, LABEL_TYPES_FILE, MODEL_FILE,
-                                                      SETTINGS_FILE, LearnedReranker)
+        from ..linker.stages.learned_reranker import (CALIBRATION_FILE, FEATURES,
+                                                      LABEL_TYPES_FILE, MODEL_FILE,
+                                                      SETTINGS_FILE, LearnedReranker,
+                                                      nil_threshold_for, platt)
         from ..linker.stages.reranker import fit_temperature, softmax_rows
 
         started = time.perf_counter()
@@ -104,7 +110,7 @@ class LearnedRerankerTrainer:
             num_boost_round=self.max_rounds,
             valid_sets=[lightgbm.Dataset(fit_dev.features, fit_dev.labels, group=fit_dev.sizes)],
             callbacks=[lightgbm.early_stopping(self.early_stopping_rounds, verbose=False)])
-        stage.booster = booster
+        stage.set_model(booster.model_to_string(), stage.label_types)
         raw = stage.scores(dev.features)
         rows = dev.split(raw)
         positives = dev.split(dev.labels > 0)
@@ -117,6 +123,11 @@ class LearnedRerankerTrainer:
         linkable = numpy.array([bool(g) for g in dev.golds])
         if self.nil_precision is not None:
             stage.nil_threshold = nil_threshold_for(top_prob, top_right, self.nil_precision)
+        answered = numpy.array([bool(len(p)) for p in probs])
+        weights = fit_platt(top_prob[answered], top_right[answered])
+        confidence = platt(top_prob[answered], *weights)
+        calibration = {"platt": list(weights), "dev_confidence": confidence.tolist(),
+                       "dev_right": top_right[answered].tolist()}
         importance = dict(zip(FEATURES, booster.feature_importance("gain").tolist()))
         meta = {"method": "learned_reranker", "features": list(FEATURES),
                 "best_iteration": booster.best_iteration,
@@ -124,6 +135,9 @@ class LearnedRerankerTrainer:
                 "dev_acc@1": float(top_right[linkable].mean()) if linkable.any() else 0.0,
                 "dev_mentions": int(linkable.sum()), "dev_nil_mentions": int((~linkable).sum()),
                 "temperature": stage.temperature, "nil_threshold": stage.nil_threshold,
+                "platt": list(weights),
+                "dev_brier_softmax": _brier(top_prob[answered], top_right[answered]),
+                "dev_brier_calibrated": _brier(confidence, top_right[answered]),
                 "importance_gain": importance, "seconds": round(time.perf_counter() - started, 1),
                 "settings": {key: value for key, value in vars(self).items()}}
         output_dir.mkdir(parents=True, exist_ok=True)
@@ -133,10 +147,13 @@ class LearnedRerankerTrainer:
             fileh.write(srsly.json_dumps(stage.label_types, indent=2))
         with atomic_file(output_dir / "meta.json") as fileh:
             fileh.write(srsly.json_dumps(meta, indent=2))
+        with atomic_file(output_dir / CALIBRATION_FILE) as fileh:
+            fileh.write(srsly.json_dumps(calibration))
         # Written last: a directory with it holds a complete ranker.
         with atomic_file(output_dir / SETTINGS_FILE) as fileh:
             fileh.write(srsly.json_dumps({"k": stage.k, "temperature": stage.temperature,
                                           "nil_threshold": stage.nil_threshold,
+                                          "nil_precision": self.nil_precision,
                                           "features": list(FEATURES)}, indent=2))
         _plot_importance(importance, output_dir / "importance.png")
         logger.info("learned reranker: dev acc@1 %.4f -> %.4f in %.0f s (best round %d)",
@@ -263,17 +280,31 @@ def candidate_groups(stage, pipe, mentions: Sequence, golds: Sequence[Set[int]]
     return CandidateGroups(features, numpy.asarray(labels, dtype=numpy.int32), sizes, list(golds))
 
 
-def nil_threshold_for(top_prob: numpy.ndarray, top_right: numpy.ndarray, precision: float
-                      ) -> Optional[float]:
-    """The lowest probability t such that the dev mentions whose top candidate has
-    probability >= t are right at least `precision` of the time; None if none is."""
-    order = numpy.argsort(-top_prob, kind="stable")
-    right = numpy.cumsum(top_right[order])
-    answered = numpy.arange(1, len(order) + 1)
-    ok = numpy.flatnonzero(right / answered >= precision)
-    if not len(ok):
-        return None
-    return float(top_prob[order][ok.max()])
+def fit_platt(top_prob: numpy.ndarray, right: numpy.ndarray) -> Tuple[float, float]:
+    """Platt scaling: (a, b) of sigmoid(a * logit(p) + b) minimizing the log loss of
+    whether each top candidate (softmax probability p) is right; (1, 0), the identity,
+    where dev has only right or only wrong answers."""
+    from scipy.optimize import minimize
+
+    right = numpy.asarray(right, numpy.float64)
+    if not len(right) or right.min() == right.max():
+        return 1.0, 0.0
+    p = numpy.clip(numpy.asarray(top_prob, numpy.float64), 1e-12, 1.0 - 1e-12)
+    x = numpy.log(p / (1.0 - p))
+
+    def loss(w):
+        z = w[0] * x + w[1]
+        # log(1 + e^z) - y z, and its gradient, without overflow
+        value = numpy.logaddexp(0.0, z) - right * z
+        residual = 1.0 / (1.0 + numpy.exp(-z)) - right
+        return value.sum(), numpy.array([(residual * x).sum(), residual.sum()])
+
+    found = minimize(loss, numpy.array([1.0, 0.0]), jac=True, method="L-BFGS-B")
+    return float(found.x[0]), float(found.x[1])
+
+
+def _brier(confidence: numpy.ndarray, right: numpy.ndarray) -> float:
+    return float(numpy.mean((confidence - right) ** 2)) if len(right) else 0.0
 
 
 def _plot_importance(importance: Dict[str, float], path: Path) -> None:

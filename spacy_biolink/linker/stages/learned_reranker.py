@@ -18,7 +18,6 @@ where the top candidate is unlikely to be right; the probability is the span's s
 The model is saved in LightGBM's own text format, never pickled.
 """
 import math
-from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -38,83 +37,300 @@ FEATURES = ("score", "rank", "gap_to_best", "score_ratio",
 MODEL_FILE = "model.txt"
 SETTINGS_FILE = "learned_reranker.json"
 LABEL_TYPES_FILE = "label_types.json"
+CALIBRATION_FILE = "calibration.json"
+# The most dictionary names the feature tables keep before they start again.
+MAX_TABLE_NAMES = 2_000_000
 
 
-def _trigrams(text: str) -> frozenset:
-    padded = f" {text} "
-    return frozenset(padded[i:i + 3] for i in range(max(len(padded) - 2, 1)))
+def _gram_sets(texts: Sequence[str]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The character-trigram set of each text padded with a space each side (a text of
+    nothing: its one two-space "gram"), as CSR (indptr, sorted unique codes): three code
+    points packed in 21 bits each."""
+    padded = [f" {t} " for t in texts]
+    n = len(padded)
+    lengths = numpy.fromiter(map(len, padded), numpy.int64, n)
+    points = numpy.frombuffer("".join(padded).encode("utf-32-le", "surrogatepass"),
+                              dtype=numpy.uint32).astype(numpy.int64)
+    starts = numpy.zeros(n, numpy.int64)
+    numpy.cumsum(lengths[:-1], out=starts[1:])
+    counts = numpy.maximum(lengths - 2, 1)
+    owner = numpy.repeat(numpy.arange(n), counts)
+    first = numpy.zeros(n, numpy.int64)
+    numpy.cumsum(counts[:-1], out=first[1:])
+    pos = numpy.arange(int(counts.sum())) - numpy.repeat(first - starts, counts)
+    third = numpy.minimum(pos + 2, len(points) - 1)
+    codes = (points[pos] << 42) | (points[pos + 1] << 21) | points[third]
+    # The two-space "gram" of an empty text: no code point is 0x1FFFFF, so it matches
+    # no three-character gram.
+    codes[numpy.repeat(lengths == 2, counts)] = (32 << 42) | (32 << 21) | 0x1FFFFF
+    order = numpy.lexsort((codes, owner))
+    owner, codes = owner[order], codes[order]
+    keep = numpy.ones(len(codes), bool)
+    keep[1:] = (owner[1:] != owner[:-1]) | (codes[1:] != codes[:-1])
+    indptr = numpy.zeros(n + 1, numpy.int64)
+    numpy.cumsum(numpy.bincount(owner[keep], minlength=n), out=indptr[1:])
+    return indptr, numpy.ascontiguousarray(codes[keep])
 
 
-def _jaccard(a: frozenset, b: frozenset) -> float:
-    return len(a & b) / (len(a | b) or 1)
+def _csr(rows: Sequence[Sequence[int]]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Lists of ints as CSR (indptr, values)."""
+    indptr = numpy.zeros(len(rows) + 1, numpy.int64)
+    numpy.cumsum(numpy.fromiter(map(len, rows), numpy.int64, len(rows)), out=indptr[1:])
+    values = numpy.fromiter((v for row in rows for v in row), numpy.int64, int(indptr[-1]))
+    return indptr, values
 
 
 class _ConceptView:
-    """What the features read of one dictionary, computed once per dictionary: folded
-    names and their trigrams per concept (on demand), annotation counts, name counts."""
+    """What the features read of one dictionary, kept while the dictionary is the same:
+    annotation and name counts per concept, each label's type rate per concept, and the
+    names of every concept met so far as arrays (folded-name id, length, sorted trigram
+    codes, sorted token ids), added a batch at a time."""
 
     def __init__(self, linker):
         dictionary = linker.dictionary
         self.dictionary = dictionary
         self.fold = linker.normalizer.name
+        n = dictionary.n_concepts
         counts = numpy.bincount(dictionary.name_concepts, weights=dictionary.name_concept_counts,
-                                minlength=dictionary.n_concepts)
+                                minlength=n)
         self.log_annotations = numpy.log1p(counts)
-        self.log_names = numpy.log1p(numpy.bincount(dictionary.name_concepts,
-                                                    minlength=dictionary.n_concepts))
-        self._names: Dict[int, List[Tuple[str, frozenset]]] = {}
-        self._lexical: Dict[Tuple[str, int], Tuple[float, float, float, float]] = {}
+        self.log_names = numpy.log1p(numpy.bincount(dictionary.name_concepts, minlength=n))
+        self._type_rates: Dict[str, Tuple[Dict, numpy.ndarray]] = {}
+        self.forget_names()
 
-    def names(self, concept: int) -> List[Tuple[str, frozenset]]:
-        found = self._names.get(concept)
-        if found is None:
-            found = []
-            for name in self.dictionary.names_of(concept):
-                folded = self.fold(name)
-                found.append((folded, _trigrams(folded)))
-            if len(self._names) < 500_000:
-                self._names[concept] = found
-        return found
+    def forget_names(self) -> None:
+        """Empty the name tables (they fill again as concepts are met)."""
+        n = self.dictionary.n_concepts
+        self.concept_start = numpy.full(n, -1, numpy.int64)
+        self.concept_count = numpy.zeros(n, numpy.int64)
+        self.tokens: Dict[str, int] = {}
+        self.folds: Dict[str, int] = {}
+        empty = numpy.zeros(0, numpy.int64)
+        self.name_fold, self.name_length = empty, empty
+        self.gram_ptr, self.grams = numpy.zeros(1, numpy.int64), empty
+        self.token_ptr, self.name_tokens = numpy.zeros(1, numpy.int64), empty
+        # Trigram codes met in names (sorted) and their ids (in order of arrival).
+        self.gram_codes, self.gram_ids = empty, empty
 
-    def lexical(self, key: str, key_tokens: set, key_grams: frozenset, concept: int
-                ) -> Tuple[float, float, float, float]:
-        """exact_name, token_jaccard, trigram_jaccard, length_ratio of a query key against
-        a concept's closest name; remembered per (key, concept), since a batch (and a
-        corpus) asks for the same pairs again."""
-        found = self._lexical.get((key, concept))
-        if found is not None:
-            return found
-        names = self.names(concept)
-        exact = float(any(folded == key for folded, _ in names))
-        if names:
-            folded, grams = max(names, key=lambda n: _jaccard(key_grams, n[1]))
-            tokens = set(folded.split())
-            found = (exact, len(key_tokens & tokens) / (len(key_tokens | tokens) or 1),
-                     _jaccard(key_grams, grams),
-                     min(len(key), len(folded)) / (max(len(key), len(folded)) or 1))
-        else:
-            found = (exact, 0.0, 0.0, 0.0)
-        if len(self._lexical) >= 1_000_000:
-            self._lexical.clear()
-        self._lexical[(key, concept)] = found
-        return found
+    def gram_id(self, codes: numpy.ndarray, add: bool = False) -> numpy.ndarray:
+        """The vocabulary id of each trigram code (-1 for one no name has); with add,
+        codes not met yet get new ids."""
+        if add:
+            new = numpy.setdiff1d(codes, self.gram_codes)
+            if len(new):
+                codes_all = numpy.concatenate([self.gram_codes, new])
+                ids_all = numpy.concatenate([self.gram_ids, len(self.gram_codes)
+                                             + numpy.arange(len(new), dtype=numpy.int64)])
+                order = numpy.argsort(codes_all, kind="stable")
+                self.gram_codes, self.gram_ids = codes_all[order], ids_all[order]
+        if not len(self.gram_codes):
+            return numpy.full(len(codes), -1, numpy.int64)
+        at = numpy.minimum(numpy.searchsorted(self.gram_codes, codes), len(self.gram_codes) - 1)
+        return numpy.where(self.gram_codes[at] == codes, self.gram_ids[at], -1)
 
-    def types(self, concept: int) -> List[str]:
+    def add_concepts(self, concepts: numpy.ndarray) -> None:
+        """Put the names of those `concepts` not yet met into the name arrays."""
+        new = numpy.unique(concepts[self.concept_start[concepts] < 0])
+        if not len(new):
+            return
+        if len(self.name_fold) > MAX_TABLE_NAMES:
+            # A huge dictionary streamed long enough would hold all its names here
+            # (~250 bytes each): start again with this batch's concepts.
+            self.forget_names()
+            new = numpy.unique(concepts)
+        folded, owners = [], []
+        for c in new.tolist():
+            names = [self.fold(name) for name in self.dictionary.names_of(c)]
+            folded.extend(names)
+            owners.append(len(names))
+        tokens, folds = self.tokens, self.folds
+        token_ids = [sorted({tokens.setdefault(t, len(tokens)) for t in f.split()}) for f in folded]
+        gram_ptr, grams = _gram_sets(folded)
+        token_ptr, name_tokens = _csr(token_ids)
+        n_names = len(self.name_fold)
+        counts = numpy.asarray(owners, numpy.int64)
+        self.concept_count[new] = counts
+        self.concept_start[new] = n_names + numpy.cumsum(counts) - counts
+        self.name_fold = numpy.concatenate(
+            [self.name_fold, numpy.fromiter((folds.setdefault(f, len(folds)) for f in folded),
+                                            numpy.int64, len(folded))])
+        self.name_length = numpy.concatenate(
+            [self.name_length, numpy.fromiter(map(len, folded), numpy.int64, len(folded))])
+        self.gram_ptr = numpy.concatenate([self.gram_ptr, self.gram_ptr[-1] + gram_ptr[1:]])
+        self.grams = numpy.concatenate([self.grams, self.gram_id(grams, add=True)])
+        self.token_ptr = numpy.concatenate([self.token_ptr, self.token_ptr[-1] + token_ptr[1:]])
+        self.name_tokens = numpy.concatenate([self.name_tokens, name_tokens])
+
+    def key_arrays(self, keys: Sequence[str]) -> Tuple[numpy.ndarray, ...]:
+        """gram_ptr, grams, token_ptr, tokens, fold id, length of each query key, in the
+        name arrays' terms (a gram, token or folded form no name has gets an id no name
+        has)."""
+        tokens, folds = self.tokens, self.folds
+        token_ids = []
+        for key in keys:
+            unknown: Dict[str, int] = {}
+            token_ids.append(sorted({tokens[t] if t in tokens else
+                                     unknown.setdefault(t, -1 - len(unknown))
+                                     for t in key.split()}))
+        gram_ptr, grams = _gram_sets(keys)
+        grams = self.gram_id(grams)
+        token_ptr, key_tokens = _csr(token_ids)
+        fold = numpy.fromiter((folds.get(key, -1) for key in keys), numpy.int64, len(keys))
+        length = numpy.fromiter(map(len, keys), numpy.int64, len(keys))
+        return gram_ptr, grams, token_ptr, key_tokens, fold, length
+
+    def lexical(self, keys: Sequence[str], pair_key: numpy.ndarray, pair_concept: numpy.ndarray
+                ) -> numpy.ndarray:
+        """exact_name, token_jaccard, trigram_jaccard, length_ratio of each (keys[pair_key],
+        pair_concept) pair against the concept's closest name, one row per pair."""
+        from .learned_reranker_kernels import lexical_features
+
+        from .learned_reranker_kernels import in_threads
+
+        self.add_concepts(pair_concept)
+        out = numpy.zeros((len(pair_key), 4))
+        pair_key = numpy.ascontiguousarray(pair_key, numpy.int64)
+        pair_concept = numpy.ascontiguousarray(pair_concept, numpy.int64)
+        key_arrays = self.key_arrays(keys)
+
+        def run(a: int, b: int) -> None:
+            # Each thread marks its keys' grams in its own scratch.
+            mark = numpy.zeros(len(self.gram_codes), bool)
+            lexical_features(pair_key[a:b], pair_concept[a:b], *key_arrays, self.concept_start,
+                             self.concept_count, self.gram_ptr, self.grams, self.token_ptr,
+                             self.name_tokens, self.name_fold, self.name_length, mark, out[a:b])
+
+        in_threads(len(pair_key), run)
+        return out
+
+    def type_rates(self, label: str, rates: Dict[str, float]) -> numpy.ndarray:
+        """Per concept, the highest of `rates` over its types (0 for a type not in it;
+        NaN for a concept without types, or for every concept where `rates` is empty or
+        the dictionary has no types)."""
+        found = self._type_rates.get(label)
+        if found is not None and found[0] is rates:
+            return found[1]
+        out = numpy.full(self.dictionary.n_concepts, math.nan)
         types = self.dictionary.types
-        if types is None:
-            return []
-        joined = types[concept]
-        return joined.split("|") if joined else []
+        if rates and types is not None:
+            joined = numpy.asarray(list(types), dtype=object)
+            distinct, inverse = numpy.unique(joined, return_inverse=True)
+            per = numpy.array([max((rates.get(t, 0.0) for t in j.split("|")), default=math.nan)
+                               if j else math.nan for j in distinct.tolist()])
+            out = per[inverse.reshape(-1)]
+        self._type_rates[label] = (rates, out)
+        return out
+
+
+def _document_votes(doc_of_group: numpy.ndarray, group: numpy.ndarray, first: numpy.ndarray,
+                    concept: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """For each candidate row: how many other linked texts of its document have that
+    concept first, and how many have it among their candidates (0 and 0 for a mention
+    without a document)."""
+    top_votes = numpy.zeros(len(concept))
+    topk_votes = numpy.zeros(len(concept))
+    doc = doc_of_group[group]
+    has_doc = doc >= 0
+    if not has_doc.any():
+        return top_votes, topk_votes
+    width = int(concept.max()) + 1
+    row_code = doc * width + concept
+    tops = doc_of_group >= 0
+    top_code = numpy.unique(doc_of_group[tops] * width + concept[first[tops]], return_counts=True)
+    # Each text counts once per concept, however often its list repeats it.
+    listed = numpy.unique(group[has_doc] * width + concept[has_doc])
+    listed_code = numpy.unique(doc_of_group[listed // width] * width + listed % width,
+                               return_counts=True)
+
+    def count(codes, found):
+        values, counts = found
+        at = numpy.minimum(numpy.searchsorted(values, codes), len(values) - 1)
+        return numpy.where(values[at] == codes, counts[at], 0)
+
+    own_top = concept == concept[first][group]
+    top_votes[has_doc] = (count(row_code, top_code) - own_top)[has_doc]
+    topk_votes[has_doc] = (count(row_code, listed_code) - 1)[has_doc]
+    return top_votes, topk_votes
+
+
+class _Trees:
+    """A LightGBM model's trees as flat arrays, scored by a compiled loop: the same sums
+    as `Booster.predict` at a fraction of its per-row cost on a batch of candidates."""
+
+    MISSING = {"None": 0, "Zero": 1, "NaN": 2}
+
+    def __init__(self, booster):
+        dumped = booster.dump_model()
+        roots, feature, threshold, missing, default_left, left, right, leaves = (
+            [], [], [], [], [], [], [], [])
+
+        def add(node) -> int:
+            if "leaf_value" in node or "split_feature" not in node:
+                leaves.append(float(node.get("leaf_value", 0.0)))
+                return ~(len(leaves) - 1)
+            if node.get("decision_type", "<=") != "<=":
+                raise BioLinkError(Errors.E531.format(
+                    path="<learned reranker>", reason="the model has a categorical split"))
+            at = len(feature)
+            feature.append(int(node["split_feature"]))
+            threshold.append(float(node["threshold"]))
+            missing.append(self.MISSING[node.get("missing_type", "None")])
+            default_left.append(int(bool(node.get("default_left", True))))
+            left.append(0)
+            right.append(0)
+            left[at] = add(node["left_child"])
+            right[at] = add(node["right_child"])
+            return at
+
+        for tree in dumped["tree_info"]:
+            roots.append(add(tree["tree_structure"]))
+        as_int = lambda values: numpy.asarray(values, numpy.int64)  # noqa: E731
+        self.arrays = (as_int(roots), as_int(feature), numpy.asarray(threshold, numpy.float64),
+                       as_int(missing), as_int(default_left), as_int(left), as_int(right),
+                       numpy.asarray(leaves, numpy.float64))
+
+    def predict(self, rows: numpy.ndarray) -> numpy.ndarray:
+        """The raw score of each row."""
+        from .learned_reranker_kernels import in_threads, tree_scores
+
+        out = numpy.zeros(len(rows))
+        rows = numpy.ascontiguousarray(rows, numpy.float64)
+        in_threads(len(rows), lambda a, b: tree_scores(rows[a:b], *self.arrays, out[a:b]))
+        return out
+
+
+def _softmax_groups(raw: numpy.ndarray, size: numpy.ndarray, temperature: float
+                    ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The softmax of raw scores / temperature within each group of consecutive rows
+    (sizes `size`), and the row order that ranks each group by it (ties keep their
+    order), groups kept in place."""
+    if not len(size):
+        return raw.astype(numpy.float64), numpy.zeros(0, numpy.int64)
+    group = numpy.repeat(numpy.arange(len(size)), size)
+    first = numpy.zeros(len(size), numpy.int64)
+    numpy.cumsum(size[:-1], out=first[1:])
+    z = numpy.asarray(raw, numpy.float64) / max(float(temperature), 1e-6)
+    e = numpy.exp(z - numpy.maximum.reduceat(z, first)[group])
+    probs = e / numpy.add.reduceat(e, first)[group]
+    return probs, numpy.lexsort((-probs, group))
 
 
 class LearnedReranker(Stage):
-    """The LightGBM ranker, the k candidates it reranks, its temperature and NIL
-    threshold, and the label -> type rates learned from the training mentions."""
+    """The LightGBM ranker, the k candidates it reranks, its temperature and NIL rule,
+    the label -> type rates learned from the training mentions, and (trained by this
+    version) the calibration of the top candidate's probability fitted on dev.
+
+    calibrated (`.v2`): scores are rescaled so that the top candidate's is the calibrated
+    probability that it is right (`span._.kb_ents[0][1]`), the others keeping their
+    ratio to it; nil_precision then sets the NIL threshold on that probability from the
+    dev curve saved with the model (the threshold at which the dev mentions answered are
+    right that often). Without (`.v1`): softmax probabilities and nil_threshold."""
 
     level = "mentions"
 
     def __init__(self, *, k: int = 20, temperature: float = 1.0,
-                 nil_threshold: Optional[float] = None):
+                 nil_threshold: Optional[float] = None, calibrated: bool = False,
+                 nil_precision: Optional[float] = None):
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise BioLinkError(Errors.E530.format(setting="k", value=k, what="an integer >= 1"))
         if not temperature > 0:
@@ -123,12 +339,47 @@ class LearnedReranker(Stage):
         if nil_threshold is not None and not 0.0 <= nil_threshold <= 1.0:
             raise BioLinkError(Errors.E530.format(setting="nil_threshold", value=nil_threshold,
                                                   what="null or a probability in [0, 1]"))
+        if nil_precision is not None and not (calibrated and 0.0 < nil_precision < 1.0
+                                              and nil_threshold is None):
+            raise BioLinkError(Errors.E530.format(
+                setting="nil_precision", value=nil_precision,
+                what="null, or a precision in (0, 1) with nil_threshold null (LearnedReranker.v2)"))
         self.k = k
         self.temperature = float(temperature)
         self.nil_threshold = nil_threshold
+        self.calibrated = bool(calibrated)
+        self.nil_precision = nil_precision
         self.booster = None
         self.label_types: Dict[str, Dict[str, float]] = {}
+        self.calibration: Optional[Dict[str, List[float]]] = None
         self._view: Optional[_ConceptView] = None
+
+    def confidence(self, top: numpy.ndarray) -> numpy.ndarray:
+        """The probability that each top candidate is right: calibrated (Platt scaling of
+        the logit of its softmax probability, fitted on dev) when the stage is; its
+        softmax probability otherwise."""
+        top = numpy.asarray(top, numpy.float64)
+        if not self.calibrated:
+            return top
+        if self.calibration is None:
+            raise BioLinkError(Errors.E531.format(
+                path="<learned reranker>", reason="LearnedReranker.v2 needs a calibration on "
+                "dev, which this model was trained without: train it again with this version"))
+        a, b = self.calibration["platt"]
+        return platt(top, a, b)
+
+    @property
+    def nil_cutoff(self) -> Optional[float]:
+        """The confidence under which a mention is NIL: from nil_precision on the saved
+        dev curve where it is set, else nil_threshold (None: never NIL)."""
+        if self.nil_precision is None:
+            return self.nil_threshold
+        self.confidence(numpy.zeros(0))  # E531 without a calibration
+        found = nil_threshold_for(numpy.asarray(self.calibration["dev_confidence"]),
+                                  numpy.asarray(self.calibration["dev_right"], bool),
+                                  self.nil_precision)
+        # No dev threshold reaches the precision: everything is NIL rather than nothing.
+        return 1.0 + 1e-9 if found is None else found
 
     # Features ---------------------------------------------------------------
 
@@ -140,53 +391,82 @@ class LearnedReranker(Stage):
 
     def features(self, linker, mentions: Sequence, links: Sequence) -> numpy.ndarray:
         """One row of FEATURES per candidate (the first k) of every linked text, in order:
-        mention by mention, part by part, candidate by candidate."""
+        mention by mention, part by part, candidate by candidate; computed for the whole
+        batch at once (the lexical ones once per distinct (query key, concept) pair)."""
+        return self._rows(linker, mentions, links)[0]
+
+    def _rows(self, linker, mentions: Sequence, links: Sequence
+              ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """features(), with each row's concept and each linked text's number of rows
+        (texts without candidates left out)."""
         view = self.view(linker)
         k = self.k
-        # Document votes: each text's candidate lists, grouped by document.
-        top_of_doc: Dict[int, Counter] = defaultdict(Counter)
-        topk_of_doc: Dict[int, Counter] = defaultdict(Counter)
+        concepts: List[int] = []
+        scores: List[float] = []
+        sizes, key_of_group, docs, flags, label_of_group = [], [], [], [], []
+        doc_ids: Dict[int, int] = {}
+        key_ids: Dict[str, int] = {}  # text -> id of its query key
+        keys: Dict[str, int] = {}  # query key -> id
+        label_ids: Dict[str, int] = {}
         for mention, parts in zip(mentions, links):
-            if mention.doc is None:
-                continue
-            doc_key = id(mention.doc)
-            for _, candidates in parts:
-                if candidates:
-                    top_of_doc[doc_key][candidates[0][0]] += 1
-                topk_of_doc[doc_key].update({c for c, _ in candidates[:k]})
-        rows: List[List[float]] = []
-        for mention, parts in zip(mentions, links):
-            doc_key = id(mention.doc) if mention.doc is not None else None
+            doc = -1 if mention.doc is None else doc_ids.setdefault(id(mention.doc), len(doc_ids))
             raw = " ".join(mention.text.split())
+            label = label_ids.setdefault(mention.label or "", len(label_ids))
             for text, candidates in parts:
                 candidates = candidates[:k]
                 if not candidates:
                     continue
-                key = linker.query_key(text)
-                key_tokens = set(key.split())
-                key_grams = _trigrams(key)
-                best = candidates[0][1]
-                short_form = float(len(parts) == 1 and text != raw and len(raw) <= 10)
-                composite = float(len(parts) > 1)
-                rates = self.label_types.get(mention.label or "", {})
-                own_top = {candidates[0][0]}
-                for rank, (concept, score) in enumerate(candidates):
-                    exact, token, trigram, length = view.lexical(key, key_tokens, key_grams,
-                                                                 concept)
-                    types = view.types(concept)
-                    type_rate = max((rates.get(t, 0.0) for t in types), default=math.nan) \
-                        if rates else math.nan
-                    if doc_key is not None:
-                        top_votes = top_of_doc[doc_key][concept] - (concept in own_top)
-                        topk_votes = topk_of_doc[doc_key][concept] - 1
-                    else:
-                        top_votes = topk_votes = 0
-                    rows.append([score, rank, best - score, score / best if best > 0 else 0.0,
-                                 exact, token, trigram, length, short_form, composite,
-                                 float(view.log_annotations[concept]),
-                                 float(view.log_names[concept]), type_rate,
-                                 float(top_votes), float(topk_votes)])
-        return numpy.asarray(rows, dtype=numpy.float64).reshape(-1, len(FEATURES))
+                ids, values = zip(*candidates)
+                concepts.extend(ids)
+                scores.extend(values)
+                sizes.append(len(candidates))
+                key = key_ids.get(text)
+                if key is None:
+                    key = key_ids[text] = keys.setdefault(linker.query_key(text), len(keys))
+                key_of_group.append(key)
+                docs.append(doc)
+                flags.append((float(len(parts) == 1 and text != raw and len(raw) <= 10),
+                              float(len(parts) > 1)))
+                label_of_group.append(label)
+        out = numpy.zeros((len(concepts), len(FEATURES)))
+        if not concepts:
+            return out, numpy.zeros(0, numpy.int64), numpy.zeros(0, numpy.int64)
+        concept = numpy.asarray(concepts, numpy.int64)
+        score = numpy.asarray(scores, numpy.float64)
+        size = numpy.asarray(sizes, numpy.int64)
+        group = numpy.repeat(numpy.arange(len(sizes)), size)
+        first = numpy.zeros(len(sizes), numpy.int64)
+        numpy.cumsum(size[:-1], out=first[1:])
+        column = {name: i for i, name in enumerate(FEATURES)}
+        best = score[first][group]
+        out[:, column["score"]] = score
+        out[:, column["rank"]] = numpy.arange(len(concept)) - first[group]
+        out[:, column["gap_to_best"]] = best - score
+        positive = best > 0
+        out[positive, column["score_ratio"]] = score[positive] / best[positive]
+        # Lexical: once per distinct (key, concept) pair.
+        n_concepts = view.dictionary.n_concepts
+        key_of_row = numpy.asarray(key_of_group, numpy.int64)[group]
+        pairs, pair_of_row = numpy.unique(key_of_row * n_concepts + concept, return_inverse=True)
+        lexical = view.lexical(list(keys), pairs // n_concepts, pairs % n_concepts)
+        at = column["exact_name"]
+        out[:, at:at + 4] = lexical[pair_of_row.reshape(-1)]
+        flag = numpy.asarray(flags, numpy.float64)[group]
+        out[:, column["short_form"]] = flag[:, 0]
+        out[:, column["composite_part"]] = flag[:, 1]
+        out[:, column["log_annotations"]] = view.log_annotations[concept]
+        out[:, column["log_names"]] = view.log_names[concept]
+        type_rate = out[:, column["label_type_rate"]]
+        type_rate[:] = math.nan
+        label_of_row = numpy.asarray(label_of_group, numpy.int64)[group]
+        for label, at in label_ids.items():
+            rates = self.label_types.get(label, {})
+            if rates:
+                rows = label_of_row == at
+                type_rate[rows] = view.type_rates(label, rates)[concept[rows]]
+        out[:, column["doc_top_votes"]], out[:, column["doc_topk_votes"]] = _document_votes(
+            numpy.asarray(docs, numpy.int64), group, first, concept)
+        return out, concept, size
 
     # As a stage of the linker -----------------------------------------------
 
@@ -197,36 +477,45 @@ class LearnedReranker(Stage):
                                                   reason="no trained model loaded"))
         if not len(features):
             return numpy.zeros(0)
-        return numpy.asarray(self.booster.predict(features, num_threads=1), dtype=numpy.float64)
+        return self._trees.predict(features)
 
     def apply_to_mentions(self, linker, mentions: Sequence, links: Sequence) -> List:
         """Each linked text's first k candidates in the ranker's order, scored by their
-        probability; a text whose best probability is under nil_threshold gets none."""
-        from .reranker import softmax_rows
-
-        raw = self.scores(self.features(linker, mentions, links))
-        out, at = [], 0
+        probability (calibrated: see `confidence`); a text whose top candidate's
+        probability is under the NIL threshold gets none. One LightGBM call per batch."""
+        features, concept, size = self._rows(linker, mentions, links)
+        raw = self.scores(features)
+        probs, order = _softmax_groups(raw, size, self.temperature)
+        first = numpy.zeros(len(size), numpy.int64)
+        numpy.cumsum(size[:-1], out=first[1:])
+        top = probs[order[first]] if len(size) else probs
+        confidence = self.confidence(top)
+        scale = confidence / numpy.maximum(top, 1e-300) if self.calibrated else None
+        threshold = self.nil_cutoff
+        ranked_ids = concept[order].tolist()
+        ranked_probs = probs[order]
+        if scale is not None:
+            ranked_probs = numpy.minimum(ranked_probs * numpy.repeat(scale, size), 1.0)
+        ranked_probs = ranked_probs.tolist()
+        nil = (confidence < threshold).tolist() if threshold is not None else [False] * len(size)
+        bounds = (first + size).tolist()
+        out, g = [], 0
         for parts in links:
             new_parts = []
             for text, candidates in parts:
-                candidates = candidates[:self.k]
-                if not candidates:
+                if not candidates[:self.k]:
                     new_parts.append((text, []))
                     continue
-                row = raw[at:at + len(candidates)]
-                at += len(candidates)
-                probs = softmax_rows(row, self.temperature)
-                order = numpy.argsort(-probs, kind="stable")
-                ranked = [(candidates[i][0], float(probs[i])) for i in order.tolist()]
-                if self.nil_threshold is not None and ranked[0][1] < self.nil_threshold:
-                    ranked = []
-                new_parts.append((text, ranked))
+                a, b = bounds[g] - len(candidates[:self.k]), bounds[g]
+                new_parts.append((text, [] if nil[g] else
+                                  list(zip(ranked_ids[a:b], ranked_probs[a:b]))))
+                g += 1
             out.append(new_parts)
         return out
 
     def clear_cache(self) -> None:
-        """Forget the names and lexical features computed so far."""
-        self._view = None
+        """Nothing to forget: no query result is kept. The tables of the dictionary's
+        names stay, as the index does (they are rebuilt when the dictionary changes)."""
 
     # Weights ----------------------------------------------------------------
 
@@ -236,18 +525,21 @@ class LearnedReranker(Stage):
             raise BioLinkError(Errors.E531.format(path="<learned reranker>",
                                                   reason="no trained model to save"))
         return srsly.msgpack_dumps({"model": self.booster.model_to_string(),
-                                    "label_types": self.label_types})
+                                    "label_types": self.label_types,
+                                    "calibration": self.calibration})
 
     def state_from_bytes(self, data: bytes) -> None:
         """Read what state_to_bytes wrote (text, never a pickle)."""
         try:
             state = srsly.msgpack_loads(data)
-            self.set_model(state["model"], state["label_types"])
+            self.set_model(state["model"], state["label_types"], state.get("calibration"))
         except (ValueError, KeyError, TypeError) as err:
             raise BioLinkError(Errors.E531.format(path="<stage state>", reason=str(err))) from None
 
-    def set_model(self, model_text: str, label_types: Dict[str, Dict[str, float]]) -> None:
-        """Use a LightGBM model (its text format) and label -> type rates."""
+    def set_model(self, model_text: str, label_types: Dict[str, Dict[str, float]],
+                  calibration: Optional[Dict] = None) -> None:
+        """Use a LightGBM model (its text format), label -> type rates and the dev
+        calibration (None for a model trained without)."""
         import lightgbm
 
         if not isinstance(model_text, str) or not model_text.startswith("tree"):
@@ -260,26 +552,59 @@ class LearnedReranker(Stage):
                 reason=f"the model reads {booster.num_feature()} features, this version "
                        f"computes {len(FEATURES)}"))
         self.booster = booster
+        self._trees = _Trees(booster)
         self.label_types = {str(label): {str(t): float(r) for t, r in rates.items()}
                             for label, rates in label_types.items()}
+        if calibration is not None:
+            calibration = {"platt": [float(v) for v in calibration["platt"]],
+                           "dev_confidence": [float(v) for v in calibration["dev_confidence"]],
+                           "dev_right": [bool(v) for v in calibration["dev_right"]]}
+            if len(calibration["platt"]) != 2 or (len(calibration["dev_confidence"])
+                                                  != len(calibration["dev_right"])):
+                raise ValueError("a calibration is two Platt weights and a dev curve")
+        self.calibration = calibration
+        self._view = None
 
     def load_trained(self, path: PathLike) -> None:
         """Read a directory written by `train configs/rank.cfg`."""
-        model_text, _, label_types = read_trained(path)
-        self.set_model(model_text, label_types)
+        model_text, _, label_types, calibration = read_trained(path)
+        self.set_model(model_text, label_types, calibration)
 
 
-def read_trained(path: PathLike) -> Tuple[str, Dict, Dict]:
-    """The model text, settings (k, temperature, nil_threshold) and label -> type rates
-    of a trained learned-reranker directory."""
+def platt(p: numpy.ndarray, a: float, b: float) -> numpy.ndarray:
+    """sigmoid(a * logit(p) + b), p clipped away from 0 and 1."""
+    p = numpy.clip(numpy.asarray(p, numpy.float64), 1e-12, 1.0 - 1e-12)
+    return 1.0 / (1.0 + numpy.exp(-(a * numpy.log(p / (1.0 - p)) + b)))
+
+
+def nil_threshold_for(confidence: numpy.ndarray, right: numpy.ndarray, precision: float
+                      ) -> Optional[float]:
+    """The lowest confidence t such that the mentions whose top candidate has confidence
+    >= t are right at least `precision` of the time; None if none is."""
+    order = numpy.argsort(-confidence, kind="stable")
+    hits = numpy.cumsum(right[order])
+    answered = numpy.arange(1, len(order) + 1)
+    ok = numpy.flatnonzero(hits / answered >= precision)
+    if not len(ok):
+        return None
+    return float(confidence[order][ok.max()])
+
+
+def read_trained(path: PathLike) -> Tuple[str, Dict, Dict, Optional[Dict]]:
+    """The model text, settings (k, temperature, nil_threshold, nil_precision), label ->
+    type rates and dev calibration (None where it was trained without) of a trained
+    learned-reranker directory."""
     path = Path(path)
     for name in (MODEL_FILE, SETTINGS_FILE, LABEL_TYPES_FILE):
         if not (path / name).is_file():
             raise BioLinkError(Errors.E531.format(path=path, reason=f"no {name}"))
     settings = srsly.read_json(path / SETTINGS_FILE)
-    kept = {key: settings[key] for key in ("k", "temperature", "nil_threshold") if key in settings}
+    kept = {key: settings[key] for key in ("k", "temperature", "nil_threshold", "nil_precision")
+            if key in settings}
+    calibration = (srsly.read_json(path / CALIBRATION_FILE)
+                   if (path / CALIBRATION_FILE).is_file() else None)
     return ((path / MODEL_FILE).read_text(encoding="utf8"), kept,
-            srsly.read_json(path / LABEL_TYPES_FILE))
+            srsly.read_json(path / LABEL_TYPES_FILE), calibration)
 
 
 def is_learned_reranker_dir(path: PathLike) -> bool:

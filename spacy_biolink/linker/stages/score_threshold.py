@@ -2,6 +2,7 @@
 scoring at least `threshold` go to kb_ents (at most max_entities_per_mention), the best to
 kb_id_; a mention with none is NIL.
 """
+from itertools import islice
 from typing import Callable, Dict, List, Tuple
 
 
@@ -24,9 +25,11 @@ class ScoreThreshold:
                 ) -> List[Tuple[str, float]]:
         """Candidates at or above the threshold, as (concept id, score), best first."""
         threshold = self.threshold
-        kept = [(reported_id(c), round(score, 6)) for c, score in candidates
-                if score >= threshold]
-        return kept[: self.max_entities_per_mention]
+        # Only the first max_entities_per_mention kept are read: a reranker hands k = 20
+        # or 50 candidates, and their ids cost more than the rest of a mention's output.
+        kept = islice(((c, score) for c, score in candidates if score >= threshold),
+                      self.max_entities_per_mention)
+        return [(reported_id(c), round(score, 6)) for c, score in kept]
 
     def annotations(self, links, reported_id: Callable[[int], str], nil_id: str):
         """kb_id, kb_ents and kb_parts of one mention. A composite's kb_id joins its parts'
