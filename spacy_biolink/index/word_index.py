@@ -28,6 +28,12 @@ logger = logging.getLogger(__name__)
 
 WORD_THRESHOLD = 0.3
 WORD_CANDIDATES = 256
+# WordSparseIndex.v2's defaults: the share of each query's squared weight whose n-grams
+# (the rarest first) its word search reads, and the partial cosine a word needs (lower than
+# v1's, as partial cosines are lower); chosen on NCBI-disease dev at 1M names
+# (BENCHMARKS.md).
+WORD_COVERAGE = 0.8
+V2_WORD_THRESHOLD = 0.2
 
 
 class WordCandidates:
@@ -39,8 +45,13 @@ class WordCandidates:
     state_type = "word_sparse"
     uses_words = True
 
-    def __init__(self, word_threshold: float = WORD_THRESHOLD, coverage: float = V2_COVERAGE):
+    def __init__(self, word_threshold: float = WORD_THRESHOLD, coverage: float = V2_COVERAGE,
+                 *, word_coverage: Optional[float] = None):
         self.word_threshold = word_threshold
+        # None: each query's cosine with every word sharing an n-gram with it; a share:
+        # only its rarest n-grams holding that share of its weight are read
+        # (word_kernels.word_cosines_pruned), whose postings grow far slower with the words.
+        self.word_coverage = word_coverage
         self.fallback = NgramCandidates(coverage, blocked=True)
         self._word_postings_cache: Optional[tuple] = None
 
@@ -58,6 +69,12 @@ class WordCandidates:
                 not 0 < value <= 1:
             raise BioLinkError(Errors.E222.format(index=name, value=value))
         self.word_threshold = float(value)
+        share = self.word_coverage
+        if share is not None:
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or \
+                    not 0 < share <= 1:
+                raise BioLinkError(Errors.E224.format(index=name, value=share))
+            self.word_coverage = float(share)
 
     def word_postings(self, texts: Iterable[str], vectorizer, rows: sparse.csr_matrix,
                       name: str) -> Optional[WordPostings]:
@@ -74,7 +91,9 @@ class WordCandidates:
             return self.fallback.find(index, queries, depth)
         from . import block_kernels
 
-        word_queries = index.words.word_queries(queries, self.word_threshold)
+        word_queries = index.words.word_queries(queries, self.word_threshold,
+                                                coverage=self.word_coverage,
+                                                n_threads=index.n_threads)
         return block_kernels.blocked_candidates(
             word_queries.indptr, word_queries.indices, word_queries.data,
             self._prepared(index.words.postings), index.n_vectors, depth,
@@ -95,7 +114,10 @@ class WordCandidates:
 
     def settings_meta(self, index) -> dict:
         """word_threshold and whether the index holds word postings, for the saved meta."""
-        return {"word_threshold": self.word_threshold, "words": index.words is not None}
+        meta = {"word_threshold": self.word_threshold, "words": index.words is not None}
+        if self.word_coverage is not None:
+            meta["word_coverage"] = self.word_coverage
+        return meta
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_word_postings_cache": None}
