@@ -1,6 +1,10 @@
 """WordCandidates: a PrunedSparseIndex's candidates from word postings (word_postings.py,
-word_kernels.py). The word-candidate search (WordSparseIndex.v1) and, past its min_names,
-bio_linker's default AutoSparseIndex.v3 are PrunedSparseIndex with this source.
+word_kernels.py). The word-candidate searches (WordSparseIndex.v1, v2) and, past their
+min_names, AutoSparseIndex.v3 and bio_linker's default AutoSparseIndex.v4 are
+PrunedSparseIndex with this source. v2/v4 (word_coverage) find the query's words from its
+rarest n-grams only: in a real vocabulary of a million words the common n-grams ("ine",
+"ase") each hold tens of thousands of words, and the query's cosine with every one of them
+was most of the search.
 
 The block-by-block n-gram candidates (PrunedSparseIndex.v2) read each query's rarest char
 3-grams, but with ~10,000 3-grams over all of a vocabulary's words even those are in 1-3%
