@@ -63,8 +63,9 @@ class NewWords:
     """New words: two rare MeSH words of the same kind spliced, digits redrawn."""
 
     def __init__(self, rare_words, known, rng):
-        self.pools = [[w for w in rare_words if _kind(w) == k] for k in range(3)]
-        weights = [len(p) for p in self.pools]
+        pools = [[w for w in rare_words if _kind(w) == k] for k in range(3)]
+        self.pools = [p or list(rare_words) for p in pools]
+        weights = [len(p) for p in pools]
         self.kind_p = [w / sum(weights) for w in weights]
         self.known = known
         self.rng = rng
@@ -91,10 +92,11 @@ class NewWords:
         return out
 
 
-def write_realistic(mesh_dir: Path, n_names: int, output: Path, seed: int = 0,
+def write_realistic(seed_names, n_names: int, output: Path, seed: int = 0,
                     beta: float = HEAPS_BETA) -> dict:
-    """Write MeSH's names then synthetic ones up to n_names to `output` (name<TAB>id);
-    returns counts (names, tokens and distinct folded words of the synthetic process)."""
+    """Write the (name, id) pairs `seed_names` (MeSH's, read_mesh) then synthetic names up
+    to n_names to `output` (name<TAB>id); returns counts (names written, tokens and
+    distinct folded words of the process, and the seed's own)."""
     import numpy
     from tqdm import tqdm
 
@@ -104,7 +106,7 @@ def write_realistic(mesh_dir: Path, n_names: int, output: Path, seed: int = 0,
     # The default bio_linker normalizer's folding: the words the index will see.
     fold = MentionNormalizer(lowercase=True, remove_punctuation=True, spelling_variants=True,
                              strip_plurals=True).name
-    mesh = list(read_mesh(mesh_dir))
+    mesh = list(seed_names)
     vocab, word_ids, tokens, lengths = [], {}, [], []
     for name, _ in mesh:
         words = fold(name).split()
@@ -118,7 +120,8 @@ def write_realistic(mesh_dir: Path, n_names: int, output: Path, seed: int = 0,
                 vocab.append(word)
             tokens.append(wid)
     counts = numpy.bincount(tokens)
-    rare = [vocab[i] for i in numpy.flatnonzero(counts == 1)]
+    # The words seen once (or, in a seed without any, the least seen) are the raw material.
+    rare = [vocab[i] for i in numpy.flatnonzero(counts == counts.min())]
     new_words = NewWords(rare, set(vocab), rng)
     length_values, length_counts = numpy.unique(lengths, return_counts=True)
     length_p = length_counts / length_counts.sum()
@@ -209,7 +212,8 @@ def main(argv=None) -> int:
         tmp.replace(args.output)
         print(f"{args.output}: {n} names")
         return 0
-    stats = write_realistic(args.mesh, args.names, args.output, args.seed, args.beta)
+    stats = write_realistic(read_mesh(args.mesh), args.names, args.output, args.seed,
+                            args.beta)
     print(f"{args.output}: {stats}")
     return 0
 
