@@ -3,11 +3,13 @@
 and the recall of its search against the exact one.
 
 For each N in --sizes: a synthetic MEDIC-format dictionary of N names
-(synthetic_dictionary.py, from --source's words; N = 0 means --source itself), then, each
-step in its own process:
+(synthetic_dictionary.py, from --source's words; N = 0 means --source itself), or with
+--generator realistic a name<TAB>id one (realistic_dictionary.py over MeSH 2024, --mesh;
+N = 0 means MeSH alone), then, each step in its own process (each --variant links again
+with other index settings over the same saved pipeline):
 
 - build: `python -m spacy_biolink init-linker` with the default config (the index is
-  bio_linker's default, spacy-biolink.AutoSparseIndex.v3: exact below its threshold, word
+  bio_linker's default, spacy-biolink.AutoSparseIndex.v4: exact below its threshold, word
   candidates above; --index picks another); seconds and
   peak RSS (GNU time's %M), on-disk MB of the saved pipeline;
 - load: spacy.load seconds and RSS growth (VmRSS after load minus after the imports);
@@ -279,7 +281,7 @@ def main(argv=None) -> int:
     p.add_argument("--tag", default="", help="suffix of the saved pipelines' directories")
     p.add_argument("--threads", type=int, nargs="+",
                    help="link once per value with the index's n_threads set at spacy.load "
-                        "(indexes with that setting: AutoSparseIndex.v3, WordSparseIndex.v1); "
+                        "(indexes with that setting: AutoSparseIndex.v3/v4, WordSparseIndex.v1/v2); "
                         "0 keeps the saved config's (the default config's 0: one per core)")
     args = p.parse_args(argv)
     if args.generator == "realistic":
