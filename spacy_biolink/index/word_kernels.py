@@ -1,5 +1,7 @@
-"""Compiled (numba) kernel of word_postings.py: the cosine of a query with every word that
-shares an n-gram with it, keeping the words at or above a threshold."""
+"""Compiled (numba) kernels of word_postings.py: the cosine of a query with every word that
+shares an n-gram with it, keeping the words at or above a threshold (WordSparseIndex.v1),
+and the same over each query's rarest n-grams only (word_cosines_pruned,
+WordSparseIndex.v2), whose postings grow far slower with a vocabulary's words."""
 import numpy
 
 from .kernels import _jit
