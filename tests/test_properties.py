@@ -100,6 +100,12 @@ SPARSE_INDEXES = [
     ("spacy-biolink.AutoSparseIndex.v3",
      {"min_names": 1, "word_threshold": 0.6, "candidates": 3, "n_threads": 1},
      {"min_names": 10 ** 6, "word_threshold": 0.6, "candidates": 3, "n_threads": 1}),
+    ("spacy-biolink.WordSparseIndex.v2",
+     {"word_threshold": 0.4, "word_coverage": 0.5, "candidates": 3, "n_threads": 1}, None),
+    ("spacy-biolink.AutoSparseIndex.v4",
+     {"min_names": 1, "word_threshold": 0.4, "word_coverage": 0.5, "candidates": 3,
+      "n_threads": 2},
+     {"min_names": 10 ** 6, "word_threshold": 0.4, "candidates": 3, "n_threads": 1}),
 ]
 
 
@@ -122,7 +128,8 @@ def test_sparse_index_against_the_exact_search(name, pruning, exhaustive, names,
     exact = exact_search(rows, query_rows, k)
 
     index = built_sparse(name, pruning, names, rows, vectorizer)
-    if name.startswith("spacy-biolink.Word") or name.endswith("AutoSparseIndex.v3"):
+    if name.startswith("spacy-biolink.Word") or name.endswith(("AutoSparseIndex.v3",
+                                                               "AutoSparseIndex.v4")):
         assert index.words is not None  # the word candidates, not the n-gram fallback
     result = index.search(query_rows, k)
     assert_scored_exactly(rows, query_rows, result)
@@ -141,7 +148,10 @@ def touched_names(index, queries, rows):
     from spacy_biolink.index.pruned import prune_queries
 
     if getattr(index, "words", None) is not None:
-        words = index.words.word_queries(queries, index.word_threshold)
+        # WordSparseIndex.v2 reads each query's rarest n-grams only (word_coverage).
+        source = getattr(index, "approximate", index).source
+        words = index.words.word_queries(queries, index.word_threshold,
+                                         coverage=getattr(source, "word_coverage", None))
         partial = words @ index.words.postings
     else:
         partial = prune_queries(queries, index.coverage) @ rows.T
@@ -375,6 +385,43 @@ def test_a_text_without_a_coordination_comes_back_whole(words):
     assert split_composite(text) == [text]
 
 
+@FAST
+@given(names=names_strategy, queries=queries_strategy,
+       threshold=st.sampled_from([0.1, 0.3, 0.6, 1.0]),
+       coverage=st.sampled_from([0.3, 0.6, 0.9, 1.0]), n_threads=st.sampled_from([1, 2]))
+def test_pruned_word_search_against_the_full_one(names, queries, threshold, coverage,
+                                                 n_threads):
+    """WordSparseIndex.v2's word step: at coverage 1 the full kernel's arrays bit for bit;
+    below, cosines no higher than the full ones, at least one word per query with n-grams
+    in the vocabulary, and no more words above the threshold than the full search finds."""
+    from spacy_biolink.index.word_kernels import word_cosines, word_cosines_pruned
+    from spacy_biolink.index.word_postings import WordPostings
+
+    vectorizer, rows, query_rows = tfidf(names, queries)
+    words = WordPostings.from_names(iter(names), vectorizer, rows)
+    assume(words is not None)
+    query_rows = sparse.csr_matrix(query_rows, dtype=numpy.float32)
+    query_rows.sort_indices()
+    g = words.grams
+    args = (query_rows.indptr.astype(numpy.int64), query_rows.indices.astype(numpy.int32),
+            query_rows.data, g.indptr.astype(numpy.int64), g.indices, g.data, words.n_words,
+            numpy.float32(threshold))
+    full = word_cosines(*args)
+    pruned = word_cosines_pruned(*args, coverage, n_threads=n_threads)
+    if coverage == 1.0:
+        for got, want in zip(pruned, full):
+            numpy.testing.assert_array_equal(got, want)
+        return
+    exact = (query_rows @ g).toarray()
+    indptr, indices, values = pruned
+    row_of = numpy.repeat(numpy.arange(len(indptr) - 1), numpy.diff(indptr))
+    assert (values <= exact[row_of, indices] + 1e-6).all()
+    has_words = numpy.diff((query_rows @ g).indptr) > 0
+    assert (numpy.diff(indptr)[has_words] >= 1).all()
+    above = values >= numpy.float32(threshold)
+    assert above.sum() <= (full[2] >= numpy.float32(threshold)).sum()
+
+
 # Save / load round trips ----------------------------------------------------------------
 
 ROUND_TRIP_INDEXES = [
@@ -386,6 +433,10 @@ ROUND_TRIP_INDEXES = [
     ("spacy-biolink.WordSparseIndex.v1", {"word_threshold": 0.5, "candidates": 4,
                                           "n_threads": 1}),
     ("spacy-biolink.AutoSparseIndex.v3", {"min_names": 1, "word_threshold": 0.5,
+                                          "candidates": 4, "n_threads": 1}),
+    ("spacy-biolink.WordSparseIndex.v2", {"word_threshold": 0.3, "word_coverage": 0.6,
+                                          "candidates": 4, "n_threads": 1}),
+    ("spacy-biolink.AutoSparseIndex.v4", {"min_names": 1, "word_coverage": 0.6,
                                           "candidates": 4, "n_threads": 1}),
 ]
 

@@ -1,6 +1,10 @@
 """WordCandidates: a PrunedSparseIndex's candidates from word postings (word_postings.py,
-word_kernels.py). The word-candidate search (WordSparseIndex.v1) and, past its min_names,
-bio_linker's default AutoSparseIndex.v3 are PrunedSparseIndex with this source.
+word_kernels.py). The word-candidate searches (WordSparseIndex.v1, v2) and, past their
+min_names, AutoSparseIndex.v3 and bio_linker's default AutoSparseIndex.v4 are
+PrunedSparseIndex with this source. v2/v4 (word_coverage) find the query's words from its
+rarest n-grams only: in a real vocabulary of a million words the common n-grams ("ine",
+"ase") each hold tens of thousands of words, and the query's cosine with every one of them
+was most of the search.
 
 The block-by-block n-gram candidates (PrunedSparseIndex.v2) read each query's rarest char
 3-grams, but with ~10,000 3-grams over all of a vocabulary's words even those are in 1-3%
@@ -28,6 +32,12 @@ logger = logging.getLogger(__name__)
 
 WORD_THRESHOLD = 0.3
 WORD_CANDIDATES = 256
+# WordSparseIndex.v2's defaults: the share of each query's squared weight whose n-grams
+# (the rarest first) its word search reads, and the partial cosine a word needs (lower than
+# v1's, as partial cosines are lower); chosen on NCBI-disease dev at 1M names
+# (BENCHMARKS.md).
+WORD_COVERAGE = 0.8
+V2_WORD_THRESHOLD = 0.2
 
 
 class WordCandidates:
@@ -39,8 +49,13 @@ class WordCandidates:
     state_type = "word_sparse"
     uses_words = True
 
-    def __init__(self, word_threshold: float = WORD_THRESHOLD, coverage: float = V2_COVERAGE):
+    def __init__(self, word_threshold: float = WORD_THRESHOLD, coverage: float = V2_COVERAGE,
+                 *, word_coverage: Optional[float] = None):
         self.word_threshold = word_threshold
+        # None: each query's cosine with every word sharing an n-gram with it; a share:
+        # only its rarest n-grams holding that share of its weight are read
+        # (word_kernels.word_cosines_pruned), whose postings grow far slower with the words.
+        self.word_coverage = word_coverage
         self.fallback = NgramCandidates(coverage, blocked=True)
         self._word_postings_cache: Optional[tuple] = None
 
@@ -58,6 +73,12 @@ class WordCandidates:
                 not 0 < value <= 1:
             raise BioLinkError(Errors.E222.format(index=name, value=value))
         self.word_threshold = float(value)
+        share = self.word_coverage
+        if share is not None:
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or \
+                    not 0 < share <= 1:
+                raise BioLinkError(Errors.E224.format(index=name, value=share))
+            self.word_coverage = float(share)
 
     def word_postings(self, texts: Iterable[str], vectorizer, rows: sparse.csr_matrix,
                       name: str) -> Optional[WordPostings]:
@@ -74,7 +95,9 @@ class WordCandidates:
             return self.fallback.find(index, queries, depth)
         from . import block_kernels
 
-        word_queries = index.words.word_queries(queries, self.word_threshold)
+        word_queries = index.words.word_queries(queries, self.word_threshold,
+                                                coverage=self.word_coverage,
+                                                n_threads=index.n_threads)
         return block_kernels.blocked_candidates(
             word_queries.indptr, word_queries.indices, word_queries.data,
             self._prepared(index.words.postings), index.n_vectors, depth,
@@ -95,7 +118,10 @@ class WordCandidates:
 
     def settings_meta(self, index) -> dict:
         """word_threshold and whether the index holds word postings, for the saved meta."""
-        return {"word_threshold": self.word_threshold, "words": index.words is not None}
+        meta = {"word_threshold": self.word_threshold, "words": index.words is not None}
+        if self.word_coverage is not None:
+            meta["word_coverage"] = self.word_coverage
+        return meta
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_word_postings_cache": None}

@@ -1,5 +1,7 @@
-"""Compiled (numba) kernel of word_postings.py: the cosine of a query with every word that
-shares an n-gram with it, keeping the words at or above a threshold."""
+"""Compiled (numba) kernels of word_postings.py: the cosine of a query with every word that
+shares an n-gram with it, keeping the words at or above a threshold (WordSparseIndex.v1),
+and the same over each query's rarest n-grams only (word_cosines_pruned,
+WordSparseIndex.v2), whose postings grow far slower with a vocabulary's words."""
 import numpy
 
 from .kernels import _jit
@@ -71,3 +73,130 @@ def word_cosines(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, n_wor
         if size >= 0:
             return out_indptr, out_indices[:size], out_data[:size]
         cap *= 4
+
+
+@_jit("int64(int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], float32[::1], "
+      "float32, float32, float32[::1], int32[::1], int64[::1], int32[::1], float32[::1], "
+      "int64[::1], uint8[::1])")
+def _word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, coverage,
+                         threshold, acc, touched, out_indptr, out_indices, out_data, order,
+                         chosen):
+    """_word_cosines over each query's rarest n-grams only: those (fewest words first)
+    that first reach `coverage` of its squared weight, at least one. The common n-grams
+    hold most postings and little of a query's weight, so the partial cosines find the
+    close words from a fraction of the postings; the values are lower bounds of the
+    cosines, and the names they lead to are rescored exactly. Returns the number
+    written, or -1 when out_indices is too small."""
+    size = 0
+    cap = out_indices.shape[0]
+    out_indptr[0] = 0
+    for row in range(q_indptr.shape[0] - 1):
+        start = q_indptr[row]
+        stop = q_indptr[row + 1]
+        n_q = stop - start
+        total = 0.0
+        # The query's n-grams, fewest words first (insertion sort: a query has few).
+        for i in range(n_q):
+            p = start + i
+            total += q_data[p] * q_data[p]
+            df = g_indptr[q_indices[p] + 1] - g_indptr[q_indices[p]]
+            j = i - 1
+            while j >= 0 and (g_indptr[q_indices[order[j]] + 1]
+                              - g_indptr[q_indices[order[j]]]) > df:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = p
+        read = 0.0
+        for i in range(n_q):
+            chosen[order[i] - start] = 0
+        for i in range(n_q):
+            if i > 0 and read >= coverage * total:
+                break
+            read += q_data[order[i]] * q_data[order[i]]
+            chosen[order[i] - start] = 1
+        # The chosen n-grams in the query's (ascending) order, as the full kernel adds
+        # them: with every n-gram chosen, its values bit for bit.
+        n_touched = 0
+        for p in range(start, stop):
+            if chosen[p - start] == 0:
+                continue
+            feature = q_indices[p]
+            weight = q_data[p]
+            for w in range(g_indptr[feature], g_indptr[feature + 1]):
+                word = g_indices[w]
+                if acc[word] == 0:
+                    touched[n_touched] = word
+                    n_touched += 1
+                acc[word] += weight * g_data[w]
+        kept_start = size
+        best = numpy.float32(0)
+        for t in range(n_touched):
+            best = max(best, acc[touched[t]])
+        cut = min(threshold, best) if best > 0 else threshold
+        for t in range(n_touched):
+            word = touched[t]
+            if acc[word] >= cut:
+                if size == cap:
+                    for u in range(n_touched):
+                        acc[touched[u]] = 0
+                    return -1
+                out_indices[size] = word
+                out_data[size] = acc[word]
+                size += 1
+            acc[word] = 0
+        ordered = numpy.argsort(out_indices[kept_start:size])
+        out_indices[kept_start:size] = out_indices[kept_start:size][ordered]
+        out_data[kept_start:size] = out_data[kept_start:size][ordered]
+        out_indptr[row + 1] = size
+    return size
+
+
+def word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, n_words,
+                        threshold, coverage, *, n_threads=1):
+    """word_cosines' arrays from each query's rarest n-grams holding `coverage` of its
+    squared weight (see _word_cosines_pruned): partial cosines >= threshold (or the
+    closest word). coverage 1 reads every n-gram: word_cosines' output. Rows split over
+    n_threads threads."""
+    from .kernels import MIN_ROWS_PER_THREAD
+
+    n_rows = len(q_indptr) - 1
+    g_indptr = numpy.ascontiguousarray(g_indptr, dtype=numpy.int64)
+    g_indices = numpy.ascontiguousarray(g_indices, dtype=numpy.int32)
+    g_data = numpy.ascontiguousarray(g_data, dtype=numpy.float32)
+
+    def run(lo, hi):
+        acc = numpy.zeros(n_words, dtype=numpy.float32)
+        touched = numpy.empty(n_words, dtype=numpy.int32)
+        indptr = numpy.ascontiguousarray(q_indptr[lo:hi + 1] - q_indptr[lo], dtype=numpy.int64)
+        first, last = int(q_indptr[lo]), int(q_indptr[hi])
+        indices = numpy.ascontiguousarray(q_indices[first:last], dtype=numpy.int32)
+        data = numpy.ascontiguousarray(q_data[first:last], dtype=numpy.float32)
+        order = numpy.empty(max(1, int(numpy.diff(indptr).max(initial=0))), dtype=numpy.int64)
+        out_indptr = numpy.zeros(hi - lo + 1, dtype=numpy.int64)
+        cap = max(1024, 64 * (hi - lo))
+        while True:
+            out_indices = numpy.empty(cap, dtype=numpy.int32)
+            out_data = numpy.empty(cap, dtype=numpy.float32)
+            size = _word_cosines_pruned(indptr, indices, data, g_indptr, g_indices, g_data,
+                                        numpy.float32(coverage), numpy.float32(threshold),
+                                        acc, touched, out_indptr, out_indices, out_data, order,
+                                        numpy.zeros(len(order), dtype=numpy.uint8))
+            if size >= 0:
+                return out_indptr, out_indices[:size], out_data[:size]
+            cap *= 4
+
+    n_threads = max(1, min(int(n_threads), n_rows // MIN_ROWS_PER_THREAD))
+    if n_threads == 1:
+        return run(0, n_rows)
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = numpy.linspace(0, n_rows, n_threads + 1).astype(int)
+    with ThreadPoolExecutor(n_threads) as pool:
+        parts = list(pool.map(run, bounds[:-1], bounds[1:]))
+    indptr = [numpy.zeros(1, dtype=numpy.int64)]
+    offset = 0
+    for part in parts:
+        indptr.append(part[0][1:] + offset)
+        offset += int(part[0][-1])
+    return (numpy.concatenate(indptr), numpy.concatenate([p[1] for p in parts]),
+            numpy.concatenate([p[2] for p in parts]))

@@ -127,15 +127,23 @@ class WordPostings:
         grams.sort_indices()
         return cls(postings, grams)
 
-    def word_queries(self, queries: sparse.csr_matrix, threshold: float) -> sparse.csr_matrix:
-        """Each query row's words with cosine >= threshold, as rows over the words."""
-        from .word_kernels import word_cosines
+    def word_queries(self, queries: sparse.csr_matrix, threshold: float, *,
+                     coverage: Optional[float] = None, n_threads: int = 1) -> sparse.csr_matrix:
+        """Each query row's words with cosine >= threshold (where none reaches it, its
+        closest), as rows over the words. With `coverage`, the cosines are read from
+        each query's rarest n-grams holding that share of its squared weight
+        (word_kernels.word_cosines_pruned, split over n_threads): partial cosines, from
+        a fraction of the postings."""
+        from .word_kernels import word_cosines, word_cosines_pruned
 
         g = self.grams
-        indptr, indices, data = word_cosines(
-            queries.indptr.astype(numpy.int64), queries.indices.astype(numpy.int32),
-            queries.data.astype(numpy.float32), g.indptr.astype(numpy.int64, copy=False),
-            g.indices, g.data, self.n_words, numpy.float32(threshold))
+        args = (queries.indptr.astype(numpy.int64), queries.indices.astype(numpy.int32),
+                queries.data.astype(numpy.float32), g.indptr.astype(numpy.int64, copy=False),
+                g.indices, g.data, self.n_words, numpy.float32(threshold))
+        if coverage is None:
+            indptr, indices, data = word_cosines(*args)
+        else:
+            indptr, indices, data = word_cosines_pruned(*args, coverage, n_threads=n_threads)
         return sparse.csr_matrix((data, indices, indptr), shape=(queries.shape[0], self.n_words))
 
     def to_arrays(self) -> Dict[str, numpy.ndarray]:
