@@ -160,6 +160,8 @@ class FastEncoderTrainer:
                 neighbours = mine_dense_neighbours(model, texts, concepts, self.n_nearest)
             losses = self._align_epoch(model, optimizer, texts, groups, seeds, neighbours, rng,
                                        deadline, desc=f"align epoch {epoch}")
+            if not losses:  # out of time before its first step: nothing new to score
+                break
             end_of_epoch("align", epoch, losses)
 
         # Phase 2: the training mentions.
@@ -190,6 +192,8 @@ class FastEncoderTrainer:
                     losses = self._marginal_epoch(model, optimizer, dictionary, names, mentions,
                                                   mention_concepts, sparse_top, rng, deadline,
                                                   desc=f"corpus epoch {epoch}")
+                if not losses:
+                    break
                 end_of_epoch("corpus", epoch, losses)
 
         if state.state is not None:
@@ -359,6 +363,19 @@ def build_for_training(config) -> Tuple:
     from ..encoders.fast import backbone_vocab_size, init_from_backbone
     from ..encoders.transformer import resolve_backbone
 
+    start = config.get("paths", {}).get("init_encoder")
+    if start not in (None, "", "null"):
+        # Continue from a trained fast encoder (e.g. the vocabulary recipe's output):
+        # its own [model] block, weights and tokenizer; the [encoder] block is not used.
+        from ..encoders.saved import load_encoder, read_encoder_config
+
+        model, meta = load_encoder(start)
+        if model.name != "fast_name_encoder":
+            raise BioLinkError(Errors.E694.format(
+                value="init_encoder", needs="a fast encoder directory",
+                fix=f"{start} holds a {model.name}; pass a `train configs/fast_encoder.cfg` "
+                    "output."))
+        return model, read_encoder_config(start)[0], Path(meta.get("backbone", str(start)))
     backbone = resolve_backbone(config.get("paths", {}).get("backbone"))
     model_config = dict(config["encoder"])
     model_config["vocab_size"] = backbone_vocab_size(backbone)
