@@ -12,6 +12,9 @@ from torch import nn
 
 
 class ResidualCnnNameEncoder(nn.Module):
+    """Subword ids -> one vector per name: embedding, residual convolutions, max + mean
+    pooling, a linear output layer (the module docstring's layout)."""
+
     def __init__(self, vocab_size: int, embed_dim: int, hidden_width: int, width: int,
                  n_layers: int = 2, kernel_size: int = 3, dropout: float = 0.1):
         super().__init__()
