@@ -421,11 +421,24 @@ class Errors(metaclass=ErrorsWithCodes):
             "tokenizer has {vocab} units: the tokenizer and the weights do not belong "
             "together. Pass a directory whose tokenizer and model match.")
     # NER word vectors from a backbone's input embeddings (ner-vectors)
-    E690 = ("ner-vectors --dim {dim}: the backbone {path} has {width}-d input embeddings; "
+    E686 = ("ner-vectors --dim {dim}: the backbone {path} has {width}-d input embeddings; "
             "pass a --dim from 1 to {width}.")
-    E691 = ("ner-vectors: the corpora and dictionaries given hold no word, so there is "
+    E687 = ("ner-vectors: the corpora and dictionaries given hold no word, so there is "
             "nothing to give a vector. Pass --corpus PubTator files or --dictionary files "
             "with text in them.")
+
+    # Fast name encoder (E690-E699: issue 32's ResCNN)
+    E690 = ("The fast name encoder has vocab_size = {vocab_size}: train it (`python -m "
+            "spacy_biolink train configs/fast_encoder.cfg`, which fills it from [paths] "
+            "backbone's tokenizer) or load a trained one with init-linker --encoder DIR.")
+    E691 = ("Bad fast name encoder sizes: embed_dim {embed_dim}, hidden_width {hidden_width}, "
+            "width {width}, n_layers {n_layers}, kernel_size {kernel_size}. Sizes must be >= 1, "
+            "n_layers >= 0 and kernel_size odd.")
+    E692 = ("The fast name encoder has no tokenizer yet: train it (`python -m spacy_biolink "
+            "train configs/fast_encoder.cfg ...`) or load a trained one (init-linker --encoder DIR).")
+    E693 = ("Backbone {path} has {rows} input embeddings but its tokenizer has {vocab} units: "
+            "pass a directory whose tokenizer and model belong together.")
+    E694 = ("[training] recipe {value!r} of the fast encoder needs {needs}. {fix}")
 
     # Siamese synonymy verifier (E700-E749)
     E701 = ("Pair split fractions (dev, test) must each be in [0, 1) and sum below 1, "

@@ -717,3 +717,42 @@ def build_learned_reranker_trainer(k: int = 20, num_leaves: int = 15,
                                   min_data_in_leaf=min_data_in_leaf, nil_precision=nil_precision,
                                   threads=threads, linker_name=linker_name,
                                   cross_fit_folds=cross_fit_folds)
+
+
+@registry.architectures("spacy-biolink.FastNameEncoder.v1")
+def build_fast_name_encoder(vocab_size: int = 0, embed_dim: int = 256, hidden_width: int = 128,
+                            width: int = 128, n_layers: int = 2, kernel_size: int = 3,
+                            dropout: float = 0.1, max_length: int = 25, normalize: bool = True,
+                            batch_size: int = 1024):
+    """A residual CNN over subword embeddings (ResCNN, Lai et al. 2021): a name encoder made
+    for CPUs (encoders/fast.py). vocab_size (the backbone tokenizer's) is filled in by `train`."""
+    from .encoders.fast import fast_name_encoder
+
+    return fast_name_encoder(vocab_size, embed_dim, hidden_width, width, n_layers, kernel_size,
+                             dropout, max_length, normalize, batch_size)
+
+
+@registry.misc("spacy-biolink.FastEncoderTrainer.v1")
+def build_fast_encoder_trainer(recipe: str = "auto", align_epochs: int = 3,
+                               corpus_epochs: int = 3, max_minutes: float = 25.0,
+                               concepts_per_batch: int = 64, names_per_concept: int = 2,
+                               hard_concepts: int = 3, n_nearest: int = 8,
+                               temperature: float = 0.05, learning_rate: float = 1e-3,
+                               weight_decay: float = 0.0, freeze_embeddings: bool = False,
+                               corpus_objective: str = "marginal", topk: int = 20,
+                               mention_batch_size: int = 32,
+                               hybrid_sparse_weights: List[float] = [0.5, 1.0, 2.0],
+                               default_sparse_weight: float = 1.0, torch_threads: int = 0):
+    """Registered `spacy-biolink.FastEncoderTrainer.v1`: trains the fast name encoder on CPU
+    cores: synonym alignment over the dictionary, then (with [paths] train) corpus
+    fine-tuning (training/fast.py)."""
+    from .training.fast import FastEncoderTrainer
+
+    return FastEncoderTrainer(
+        recipe=recipe, align_epochs=align_epochs, corpus_epochs=corpus_epochs,
+        max_minutes=max_minutes, concepts_per_batch=concepts_per_batch,
+        names_per_concept=names_per_concept, hard_concepts=hard_concepts, n_nearest=n_nearest,
+        temperature=temperature, learning_rate=learning_rate, weight_decay=weight_decay,
+        freeze_embeddings=freeze_embeddings, corpus_objective=corpus_objective, topk=topk,
+        mention_batch_size=mention_batch_size, hybrid_sparse_weights=hybrid_sparse_weights,
+        default_sparse_weight=default_sparse_weight, torch_threads=torch_threads)

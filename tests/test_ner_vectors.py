@@ -48,4 +48,4 @@ def test_ner_vectors_gives_lowercased_words_unit_vectors_by_frequency(tmp_path):
 def test_ner_vectors_refuses_more_dimensions_than_the_backbone_has(tmp_path):
     result = _run(tmp_path, "--dim", "385")
     assert result.returncode != 0
-    assert "E690" in result.stdout + result.stderr and "384" in result.stdout + result.stderr
+    assert "E686" in result.stdout + result.stderr and "384" in result.stdout + result.stderr

@@ -57,7 +57,7 @@ def wordpiece_vectors(words: List[str], backbone: Path, dim: int) -> numpy.ndarr
     centred and projected on the top `dim` principal directions of the first rows."""
     tokenizer, table = _embedding_table(backbone)
     if not 0 < dim <= table.shape[1]:
-        raise BioLinkError(Errors.E690.format(dim=dim, width=table.shape[1], path=backbone))
+        raise BioLinkError(Errors.E686.format(dim=dim, width=table.shape[1], path=backbone))
     encodings = tokenizer.encode_batch(words, add_special_tokens=False)
     vectors = numpy.zeros((len(words), table.shape[1]), dtype="float32")
     for i, encoding in enumerate(encodings):
@@ -78,7 +78,7 @@ def build_ner_vectors(counts: Dict[str, int], backbone: Path, *, rows: int, dim:
 
     words = [w for w, _ in collections.Counter(counts).most_common() if w.strip()][:rows]
     if not words:
-        raise BioLinkError(Errors.E691)
+        raise BioLinkError(Errors.E687)
     data = wordpiece_vectors(words, backbone, dim)
     nlp = spacy.blank("en")
     vectors = Vectors(strings=nlp.vocab.strings, shape=data.shape)

@@ -1,0 +1,146 @@
+"""The fast name encoder (ResCNN over subword embeddings, issue 32) on a tiny random BERT's
+tokenizer and embedding table built here: no MiniLM, no network."""
+import json
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+import spacy_biolink.registry  # noqa: E402,F401  (the worktree's registered names)
+from spacy_biolink import load_dictionary  # noqa: E402
+from spacy_biolink.encoders.saved import load_encoder  # noqa: E402
+from spacy_biolink.errors import BioLinkError  # noqa: E402
+from spacy_biolink.training import train_from_config  # noqa: E402
+from spacy_biolink.encoders.fast import reduce_table  # noqa: E402
+from spacy_biolink.training.fast import concept_batches, in_batch_marginal_nll  # noqa: E402
+
+from .conftest import build_tiny_bert  # noqa: E402
+from .test_transformer_encoders import DICTIONARY, MENTIONS, backbone_words, pubtator  # noqa: E402
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+SMALL = {"encoder.embed_dim": 16, "encoder.hidden_width": 16, "encoder.width": 16,
+         "training.concepts_per_batch": 6, "training.learning_rate": 0.01,
+         "training.torch_threads": 1, "training.hybrid_sparse_weights": [0.5, 1.0]}
+
+
+@pytest.fixture(scope="module")
+def backbone(tmp_path_factory) -> Path:
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), backbone_words())
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data")
+    (path / "dict.txt").write_text(DICTIONARY, encoding="utf8")
+    (path / "train.txt").write_text(pubtator(MENTIONS), encoding="utf8")
+    (path / "dev.txt").write_text(pubtator(MENTIONS), encoding="utf8")
+    return path
+
+
+def overrides(data, backbone, **extra):
+    settings = {"paths.dictionary": str(data / "dict.txt"), "paths.backbone": str(backbone),
+                **SMALL}
+    settings.update(extra)
+    return settings
+
+
+def test_in_batch_marginal_nll_by_hand():
+    embeddings = torch.nn.functional.normalize(torch.tensor(
+        [[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]]), dim=-1)
+    labels = torch.tensor([0, 0, 1])
+    got = float(in_batch_marginal_nll(embeddings, labels, 1.0))
+    # rows 0 and 1 have a positive (each other); row 2 has none and is left out
+    cos = embeddings @ embeddings.T
+    row0 = -(cos[0, 1] - torch.logsumexp(cos[0, [1, 2]], 0))
+    row1 = -(cos[1, 0] - torch.logsumexp(cos[1, [0, 2]], 0))
+    assert got == pytest.approx(float((row0 + row1) / 2), abs=1e-6)
+
+
+def test_concept_batches_put_neighbours_beside_their_seed():
+    rng = numpy.random.default_rng(0)
+    batches = concept_batches(numpy.arange(6), {0: [5, 4], 1: [3]}, 3, 1, rng)
+    assert {c for b in batches for c in b} == set(range(6))  # every seed trains
+    for batch in batches:
+        assert len(set(batch)) == len(batch) <= 3
+        # 0 is nobody's neighbour, so it is there as a seed: its hardest neighbour follows
+        if 0 in batch and batch.index(0) + 1 < len(batch):
+            assert batch[batch.index(0) + 1] == 5
+
+
+def test_vocabulary_recipe_trains_and_init_linker_links(backbone, data, tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_biolink.cli import app
+
+    out = tmp_path / "fast"
+    meta = train_from_config(CONFIGS / "fast_encoder.cfg", out, overrides=overrides(
+        data, backbone, **{"training.align_epochs": 8}))
+    assert meta["recipe"] == "vocabulary" and meta["hybrid_sparse_weight"] == 1.0
+    records = [json.loads(line) for line in (out / "training.jsonl").read_text().splitlines()]
+    assert len(records) == 8 and records[-1]["loss"] < records[0]["loss"]
+    model, _ = load_encoder(out)
+    assert model.attrs["output"] == "dense" and model.name == "fast_name_encoder"
+    vectors = model.predict(["kidney failure", "renal insufficiency"])
+    assert vectors.shape == (2, 16)
+    assert numpy.allclose(numpy.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+    for encoder in (out, out / "hybrid"):
+        pipeline = tmp_path / f"pipeline_{encoder.name}"
+        result = CliRunner().invoke(app, ["init-linker", str(pipeline), "--dictionary",
+                                          str(data / "dict.txt"), "--encoder", str(encoder)])
+        assert result.exit_code == 0, result.output
+        assert str(backbone) not in (pipeline / "config.cfg").read_text()
+        nlp = spacy.load(pipeline)
+        linker = nlp.get_pipe("bio_linker")
+        # a dictionary name finds its own concept
+        found = linker.linker.link_texts(["renal insufficiency"], 1)["renal insufficiency"]
+        assert found[0][0] == linker.dictionary.concept_index("D000003")
+        # the same vectors come out of the pipeline as out of the saved encoder
+        if encoder == out:
+            assert numpy.allclose(linker.model.predict(["kidney failure"]),
+                                  model.predict(["kidney failure"]), atol=1e-6)
+
+
+def test_corpus_recipe_marginal_runs_and_keeps_best_dev_epoch(backbone, data, tmp_path):
+    out = tmp_path / "corpus"
+    meta = train_from_config(CONFIGS / "fast_encoder.cfg", out, overrides=overrides(
+        data, backbone, **{"paths.train": str(data / "train.txt"),
+                           "paths.dev": str(data / "dev.txt"), "training.align_epochs": 2,
+                           "training.corpus_epochs": 2, "training.topk": 4,
+                           "training.mention_batch_size": 3}))
+    records = [json.loads(line) for line in (out / "training.jsonl").read_text().splitlines()]
+    assert [r["phase"] for r in records] == ["align", "align", "corpus", "corpus"]
+    assert meta["recipe"] == "corpus"
+    assert meta["dev_acc@1"] == max(r["dev_acc@1"] for r in records)
+    assert meta["hybrid_sparse_weight"] in (0.5, 1.0)
+    assert (out / "hybrid" / "encoder.cfg").is_file()
+
+
+def test_corpus_recipe_without_train_is_refused(backbone, data, tmp_path):
+    with pytest.raises(BioLinkError, match="E694"):
+        train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "x", overrides=overrides(
+            data, backbone, **{"training.recipe": "corpus"}))
+
+
+def test_untrained_architecture_says_what_to_do():
+    from spacy.util import registry
+
+    with pytest.raises(BioLinkError, match="E690"):
+        registry.resolve({"m": {"@architectures": "spacy-biolink.FastNameEncoder.v1"}})
+
+
+def test_reduce_table_keeps_the_principal_directions():
+    rng = numpy.random.default_rng(0)
+    # rows in a 2-d plane of a 5-d space: 2 principal directions keep their geometry
+    table = (rng.normal(size=(50, 2)) @ rng.normal(size=(2, 5)) + 3.0).astype(numpy.float32)
+    reduced = reduce_table(table, 2)
+    assert reduced.shape == (50, 2)
+    before = numpy.linalg.norm(table[:, None] - table[None], axis=-1)
+    after = numpy.linalg.norm(reduced[:, None] - reduced[None], axis=-1)
+    ratio = after[before > 0] / before[before > 0]
+    assert numpy.allclose(ratio, ratio[0], rtol=1e-3)
+    assert reduce_table(table, 8) is not None and reduce_table(table, 8).shape == (50, 5)
