@@ -7,6 +7,36 @@ import numpy
 from .kernels import _jit
 
 
+@_jit("int64(float32[::1], int32[::1], int64, float32, int32[::1], float32[::1], int64)")
+def _emit_row(acc, touched, n_touched, threshold, out_indices, out_data, size):
+    """Write one query row's words whose accumulated cosine reaches `threshold` (words
+    ascending, as CSR consumers expect) after `size` entries, and zero `acc` for the next
+    row. Returns the new size, or -1 when out_indices is too small."""
+    cap = out_indices.shape[0]
+    kept_start = size
+    # A query none of whose words reaches the threshold keeps its closest one, so that it
+    # still gets candidates (most likely NIL, but scored).
+    best = numpy.float32(0)
+    for t in range(n_touched):
+        best = max(best, acc[touched[t]])
+    cut = min(threshold, best) if best > 0 else threshold
+    for t in range(n_touched):
+        word = touched[t]
+        if acc[word] >= cut:
+            if size == cap:
+                for u in range(n_touched):
+                    acc[touched[u]] = 0
+                return -1
+            out_indices[size] = word
+            out_data[size] = acc[word]
+            size += 1
+        acc[word] = 0
+    order = numpy.argsort(out_indices[kept_start:size])
+    out_indices[kept_start:size] = out_indices[kept_start:size][order]
+    out_data[kept_start:size] = out_data[kept_start:size][order]
+    return size
+
+
 @_jit("int64(int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], float32[::1], "
       "float32, float32[::1], int32[::1], int64[::1], int32[::1], float32[::1])")
 def _word_cosines(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, threshold, acc,
@@ -15,7 +45,6 @@ def _word_cosines(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, thre
     number written, or -1 when out_indices is too small (acc must be all zero on entry
     and is left so)."""
     size = 0
-    cap = out_indices.shape[0]
     out_indptr[0] = 0
     for row in range(q_indptr.shape[0] - 1):
         n_touched = 0
@@ -28,28 +57,9 @@ def _word_cosines(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, thre
                     touched[n_touched] = word
                     n_touched += 1
                 acc[word] += weight * g_data[w]
-        kept_start = size
-        # A query none of whose words reaches the threshold keeps its closest one, so
-        # that it still gets candidates (most likely NIL, but scored).
-        best = numpy.float32(0)
-        for t in range(n_touched):
-            best = max(best, acc[touched[t]])
-        cut = min(threshold, best) if best > 0 else threshold
-        for t in range(n_touched):
-            word = touched[t]
-            if acc[word] >= cut:
-                if size == cap:
-                    for u in range(n_touched):
-                        acc[touched[u]] = 0
-                    return -1
-                out_indices[size] = word
-                out_data[size] = acc[word]
-                size += 1
-            acc[word] = 0
-        # Words ascending within a row, as CSR consumers expect.
-        order = numpy.argsort(out_indices[kept_start:size])
-        out_indices[kept_start:size] = out_indices[kept_start:size][order]
-        out_data[kept_start:size] = out_data[kept_start:size][order]
+        size = _emit_row(acc, touched, n_touched, threshold, out_indices, out_data, size)
+        if size < 0:
+            return -1
         out_indptr[row + 1] = size
     return size
 
@@ -88,7 +98,6 @@ def _word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_dat
     cosines, and the names they lead to are rescored exactly. Returns the number
     written, or -1 when out_indices is too small."""
     size = 0
-    cap = out_indices.shape[0]
     out_indptr[0] = 0
     for row in range(q_indptr.shape[0] - 1):
         start = q_indptr[row]
@@ -128,25 +137,9 @@ def _word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_dat
                     touched[n_touched] = word
                     n_touched += 1
                 acc[word] += weight * g_data[w]
-        kept_start = size
-        best = numpy.float32(0)
-        for t in range(n_touched):
-            best = max(best, acc[touched[t]])
-        cut = min(threshold, best) if best > 0 else threshold
-        for t in range(n_touched):
-            word = touched[t]
-            if acc[word] >= cut:
-                if size == cap:
-                    for u in range(n_touched):
-                        acc[touched[u]] = 0
-                    return -1
-                out_indices[size] = word
-                out_data[size] = acc[word]
-                size += 1
-            acc[word] = 0
-        ordered = numpy.argsort(out_indices[kept_start:size])
-        out_indices[kept_start:size] = out_indices[kept_start:size][ordered]
-        out_data[kept_start:size] = out_data[kept_start:size][ordered]
+        size = _emit_row(acc, touched, n_touched, threshold, out_indices, out_data, size)
+        if size < 0:
+            return -1
         out_indptr[row + 1] = size
     return size
 
