@@ -383,13 +383,8 @@ class DanTrainer:
             scores[weight] = dev_accuracy(hybrid, dictionary, dev, index_config=index_config)
             logger.info("hybrid sparse weight %s: dev acc@1 %.4f", weight, scores[weight]["acc@1"])
         best = max(scores, key=lambda w: (scores[w]["acc@1"], scores[w]["acc@5"]))
-        hybrid = hybrid_encoder(model, tfidf, 1.0, best)
-        hybrid_config = {"@architectures": "spacy-biolink.HybridEncoder.v1",
-                         "dense_weight": 1.0, "sparse_weight": best,
-                         "dense": model_config, "sparse": TFIDF}
-        save_encoder(output_dir / HYBRID_DIR, hybrid, hybrid_config, index_config=index_config,
-                     meta={"method": "CCA+DAN + TF-IDF", "sparse_weight": best,
-                           "dev_acc@1_by_weight": {str(w): s["acc@1"] for w, s in scores.items()}})
+        save_hybrid(output_dir, model, model_config, tfidf, best, scores,
+                    index_config=index_config, method="CCA+DAN + TF-IDF")
         out.update({"hybrid_sparse_weight": best, "hybrid_dev_acc@1": scores[best]["acc@1"],
                     "hybrid_dev_acc@5": scores[best]["acc@5"]})
         return out
@@ -495,3 +490,18 @@ def _triplet_loss(hinge: str):
     from . import losses
 
     return losses.cosine_triplet_batch_mean if hinge == "batch" else losses.cosine_triplet_per_triplet
+
+
+def save_hybrid(output_dir: Path, model, model_config: Dict, tfidf, sparse_weight: float,
+                scores: Dict, *, index_config: Dict, method: str) -> None:
+    """Save [model | sparse_weight * TF-IDF] as OUTPUT/hybrid, a directory init-linker
+    --encoder takes; `scores` (weight -> dev figures) goes into its meta."""
+    from ..encoders.hybrid import hybrid_encoder
+
+    hybrid = hybrid_encoder(model, tfidf, 1.0, sparse_weight)
+    hybrid_config = {"@architectures": "spacy-biolink.HybridEncoder.v1",
+                     "dense_weight": 1.0, "sparse_weight": sparse_weight,
+                     "dense": model_config, "sparse": TFIDF}
+    save_encoder(output_dir / HYBRID_DIR, hybrid, hybrid_config, index_config=index_config,
+                 meta={"method": method, "sparse_weight": sparse_weight,
+                       "dev_acc@1_by_weight": {str(w): s["acc@1"] for w, s in scores.items()}})

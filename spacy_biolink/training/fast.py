@@ -40,7 +40,6 @@ logger = logging.getLogger("spacy_biolink")
 FAISS_FLAT = {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "flat"}
 RECIPES = ("auto", "vocabulary", "corpus")
 CORPUS_OBJECTIVES = ("marginal", "alignment")
-HYBRID_DIR = "hybrid"
 ENCODE_CHUNK = 8192
 
 
@@ -287,7 +286,7 @@ class FastEncoderTrainer:
         from spacy.util import registry
 
         from ..encoders.hybrid import hybrid_encoder
-        from .dan import TFIDF, hybrid_index_config
+        from .dan import TFIDF, hybrid_index_config, save_hybrid
 
         tfidf = registry.resolve({"model": TFIDF})["model"]
         index_config = hybrid_index_config(model_config["width"])
@@ -303,13 +302,8 @@ class FastEncoderTrainer:
                 logger.info("hybrid sparse weight %s: dev acc@1 %.4f", weight,
                             scores[weight]["acc@1"])
             best = max(scores, key=lambda w: (scores[w]["acc@1"], scores[w]["acc@5"]))
-        hybrid = hybrid_encoder(model, tfidf, 1.0, best)
-        hybrid_config = {"@architectures": "spacy-biolink.HybridEncoder.v1",
-                         "dense_weight": 1.0, "sparse_weight": best,
-                         "dense": model_config, "sparse": TFIDF}
-        save_encoder(output_dir / HYBRID_DIR, hybrid, hybrid_config, index_config=index_config,
-                     meta={"method": "fast encoder (ResCNN) + TF-IDF", "sparse_weight": best,
-                           "dev_acc@1_by_weight": {str(w): s["acc@1"] for w, s in scores.items()}})
+        save_hybrid(output_dir, model, model_config, tfidf, best, scores,
+                    index_config=index_config, method="fast encoder (ResCNN) + TF-IDF")
         out = {"hybrid_sparse_weight": best}
         if scores:
             out.update({"hybrid_dev_acc@1": scores[best]["acc@1"],
