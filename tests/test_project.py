@@ -167,6 +167,7 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
                        capture_output=True)
 
 
+@pytest.mark.slow  # research reproduction, not the product: 100 s of the suite's time on 2 cores
 def test_paper_transformer_commands_on_a_tiny_slice(tmp_path):
     """`paper-biosyn` and `paper-triplet` as project.yml writes them, on a few NCBI
     documents (standing in for BC5CDR as well), a few hundred MEDIC names and a tiny
