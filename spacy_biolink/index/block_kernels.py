@@ -4,11 +4,12 @@
 few million names that accumulator no longer fits the CPU caches, and the rare n-grams'
 postings (which are what a pruned query reads) land on a different cache line each time.
 Here names are taken in blocks of 2**shift (an accumulator of 64 kB-256 kB, in the L2
-cache): for each block, every query of the batch adds its postings that fall in the block
-(each n-gram's postings are sorted by name, so a cursor per query n-gram walks each list
-once over all blocks: no per-block offsets are stored), and the names whose partial score
-crosses the query's running threshold are kept in a buffer. The threshold is the C-th best
-score kept so far, so after the first blocks few names cross it.
+cache): a query adds its postings that fall in a block (each n-gram's postings are sorted
+by name, so a cursor per query n-gram walks each list once over all blocks: no per-block
+offsets are stored), and the names whose partial score crosses the query's running
+threshold are kept in a buffer. The threshold is the C-th best score kept so far, so after
+the first blocks few names cross it. A query goes through its blocks before the next query
+starts, skipping the blocks and the n-grams (or words) with no postings in them.
 
 The result, for each query row, is the set of its C best names by (partial score
 descending, name id ascending), names scoring 0 excluded: the candidates that
@@ -63,40 +64,65 @@ def _keep_best(buf_s, buf_i, size, c, scratch):
 
 @_jit(types.void(_RO_U64, _RO_U32, _RO_F32, _RO_U64, _RO_U32, _RO_F32, types.int64,
                  types.int64, types.int64[:, ::1], types.float32[::1], types.uint32[::1],
-                 types.int64[::1], types.int64[::1], types.float32[:, ::1],
-                 types.int64[:, ::1], types.float32[::1]))
+                 types.int64[::1], types.int64[::1], types.int64[::1], types.uint32[::1],
+                 types.int64[::1], types.float32[::1], types.int64[::1], types.float32[::1]))
 def _blocked_candidates(q_indptr, q_indices, q_data, t_indptr, t_indices, t_data, n_names,
-                        shift, out_ids, acc, marks, cursor, seg_start, buf_s, buf_i, scratch):
+                        shift, out_ids, acc, marks, cursor, seg_start, ends, next_name,
+                        active, buf_s, buf_i, scratch):
     """The best C = out_ids.shape[1] names of each query row by partial score (the module
     docstring), into out_ids (prefilled with -1). acc (2**shift) is zero on entry and exit;
-    marks as long as acc; cursor and seg_start one per query entry; buf_* n_rows x
-    (BUFFER_FACTOR * C); scratch as long as a buffer row."""
+    marks as long as acc; cursor, seg_start, ends, next_name and active one per query
+    entry; buf_* BUFFER_FACTOR * C; scratch as long as buf_s.
+
+    A row at a time, its blocks in name order: a row's buffer, threshold and cursors are
+    its own, so this is the block-by-block walk of every row at once, row by row. Each
+    block visits only the row's entries whose postings are not used up (`active`, in the
+    row's entry order, so a name's partial score is summed in the same order), and the
+    next block read is the one holding the smallest name still to come (`next_name`):
+    a real vocabulary's rare words have a few postings each, and visiting every word of a
+    query in every block (reading its offsets and next posting from memory) cost more
+    than its postings."""
     n_rows = q_indptr.shape[0] - 1
     c = out_ids.shape[1]
     width = numpy.int64(1) << shift
-    n_blocks = (n_names + width - 1) >> shift
-    cap = buf_s.shape[1]
-    sizes = numpy.zeros(n_rows, dtype=numpy.int64)
-    thresholds = numpy.full(n_rows, _MIN_NORMAL, dtype=numpy.float32)
-    for qj in range(q_indices.shape[0]):
-        cursor[qj] = numpy.int64(t_indptr[q_indices[qj]])
-    for b in range(n_blocks):
-        base = numpy.uint32(b << shift)
-        limit = numpy.uint32(min((b + 1) << shift, n_names))
-        for row in range(n_rows):
-            lo = q_indptr[row]
-            hi = q_indptr[row + 1]
-            thr = thresholds[row]
+    cap = buf_s.shape[0]
+    for row in range(n_rows):
+        lo = q_indptr[row]
+        hi = q_indptr[row + 1]
+        n_active = 0
+        first = numpy.uint32(0xFFFFFFFF)
+        for qj in range(lo, hi):
+            f = q_indices[qj]
+            p = numpy.int64(t_indptr[f])
+            end = numpy.int64(t_indptr[f + 1])
+            if p < end:
+                cursor[qj] = p
+                ends[qj] = end
+                name = t_indices[p]
+                next_name[qj] = name
+                first = min(first, name)
+                active[n_active] = qj
+                n_active += 1
+        size = 0
+        thr = _MIN_NORMAL
+        while n_active > 0:
+            b = numpy.int64(first) >> shift
+            base = numpy.uint32(b << shift)
+            limit = numpy.uint32(min((b + 1) << shift, n_names))
             n_marked = 0
             n_postings = 0
-            for qj in range(lo, hi):
-                w = q_data[qj]
+            for a in range(n_active):
+                qj = active[a]
                 p = cursor[qj]
-                end = numpy.int64(t_indptr[q_indices[qj] + 1])
                 seg_start[qj] = p
+                if next_name[qj] >= limit:
+                    continue
+                w = q_data[qj]
+                end = ends[qj]
                 while p < end:
                     name = t_indices[p]
                     if name >= limit:
+                        next_name[qj] = name
                         break
                     j = name - base
                     old = acc[j]
@@ -109,39 +135,42 @@ def _blocked_candidates(q_indptr, q_indices, q_data, t_indptr, t_indices, t_data
                     p += 1
                 n_postings += p - seg_start[qj]
                 cursor[qj] = p
-            if n_postings == 0:
-                continue
-            size = sizes[row]
-            row_s = buf_s[row]
-            row_i = buf_i[row]
             for m in range(n_marked):
                 j = marks[m]
                 s = acc[j]
                 if s < thr:
                     continue
                 if size == cap:
-                    size = _keep_best(row_s, row_i, size, c, scratch)
-                    thr = row_s[0]
+                    size = _keep_best(buf_s, buf_i, size, c, scratch)
+                    thr = buf_s[0]
                     for t in range(1, size):
-                        thr = min(thr, row_s[t])
+                        thr = min(thr, buf_s[t])
                     if s < thr:
                         continue
-                row_s[size] = s
-                row_i[size] = numpy.int64(base) + numpy.int64(j)
+                buf_s[size] = s
+                buf_i[size] = numpy.int64(base) + numpy.int64(j)
                 size += 1
-            sizes[row] = size
-            thresholds[row] = thr
             # Zero what was added: along the postings when they are few, else all of it.
             if n_postings * 8 < width:
-                for qj in range(lo, hi):
+                for a in range(n_active):
+                    qj = active[a]
                     for p in range(seg_start[qj], cursor[qj]):
                         acc[t_indices[p] - base] = 0
             else:
                 acc[:] = 0
-    for row in range(n_rows):
-        size = _keep_best(buf_s[row], buf_i[row], sizes[row], c, scratch)
+            # Drop the entries used up, keeping the others in entry order.
+            kept = 0
+            first = numpy.uint32(0xFFFFFFFF)
+            for a in range(n_active):
+                qj = active[a]
+                if cursor[qj] < ends[qj]:
+                    active[kept] = qj
+                    kept += 1
+                    first = min(first, next_name[qj])
+            n_active = kept
+        size = _keep_best(buf_s, buf_i, size, c, scratch)
         for t in range(size):
-            out_ids[row, t] = buf_i[row, t]
+            out_ids[row, t] = buf_i[t]
 
 
 def blocked_candidates(q_indptr, q_indices, q_data, postings, n_names, c, *, n_threads=1,
@@ -150,7 +179,7 @@ def blocked_candidates(q_indptr, q_indices, q_data, postings, n_names, c, *, n_t
     best c names by the inner product with the row, as the module docstring says. The
     queries are CSR arrays with non-negative values, `postings` from
     `kernels.prepare_postings` over non-negative values with each feature's names sorted
-    (`postings_sorted`). Rows go `chunk_size` at a time (the buffers grow with the rows)
+    (`postings_sorted`). Rows go `chunk_size` at a time (the cursors grow with the rows)
     and are split over `n_threads` threads (the kernel releases the GIL)."""
     from .kernels import MIN_ROWS_PER_THREAD, prepare_postings
 
@@ -169,18 +198,21 @@ def blocked_candidates(q_indptr, q_indices, q_data, postings, n_names, c, *, n_t
         marks = numpy.empty(width, dtype=numpy.uint32)
         cap = BUFFER_FACTOR * c
         scratch = numpy.empty(cap, dtype=numpy.float32)
+        buf_s = numpy.empty(cap, dtype=numpy.float32)
+        buf_i = numpy.empty(cap, dtype=numpy.int64)
         for lo in range(start, stop, chunk_size):
             hi = min(lo + chunk_size, stop)
             indptr = numpy.ascontiguousarray(q_indptr[lo:hi + 1])
             n_entries = int(indptr[-1] - indptr[0])
-            buf_s = numpy.empty((hi - lo, cap), dtype=numpy.float32)
-            buf_i = numpy.empty((hi - lo, cap), dtype=numpy.int64)
             first = int(indptr[0])
             _blocked_candidates(_readonly(indptr - indptr[0], numpy.uint64),
                                 q_indices[first:first + n_entries],
                                 q_data[first:first + n_entries], t_indptr, t_indices, t_data,
                                 n_names, shift, ids[lo:hi], acc, marks,
                                 numpy.empty(n_entries, dtype=numpy.int64),
+                                numpy.empty(n_entries, dtype=numpy.int64),
+                                numpy.empty(n_entries, dtype=numpy.int64),
+                                numpy.empty(n_entries, dtype=numpy.uint32),
                                 numpy.empty(n_entries, dtype=numpy.int64), buf_s, buf_i, scratch)
 
     n_threads = max(1, min(int(n_threads), n_rows // MIN_ROWS_PER_THREAD))
