@@ -4,7 +4,8 @@
     # mentions/s of the retriever alone and with the reranker at each k, one process,
     # passes interleaved (TF-IDF, k = 10, 20, 50, TF-IDF, ...), each pass cold
     python benchmarks/learned_reranker.py speed --docs test.spacy --tfidf LINKER \\
-        --reranker LINKER_WITH_RERANKER --ks 10 20 50 --repeats 5
+        --reranker LINKER_WITH_RERANKER --ks 10 20 50 --repeats 5 \\
+        [--also hybrid=HYBRID_LINKER hybrid+reranker=HYBRID_WITH_RERANKER]
     # total gain of each feature (LightGBM) of trained rankers, one bar group each
     python benchmarks/learned_reranker.py importance NAME=RANKER_DIR ... \\
         --output metrics/learned_reranker_importance.png
@@ -41,6 +42,16 @@ def speed(args) -> dict:
     for k in args.ks:
         runs[f"reranker k={k}"] = spacy.load(
             args.reranker, config={"components.bio_linker.stages.reranker.k": k})
+    # Other linkers in the same passes (another first stage, with or without its own
+    # reranker, set to each k), so their speed compares with these in one process.
+    for spec in args.also:
+        name, _, path = spec.partition("=")
+        has_reranker = "reranker" in spacy.util.load_config(Path(path) / "config.cfg")[
+            "components"]["bio_linker"].get("stages", {})
+        for k in (args.ks if has_reranker else [None]):
+            label = f"{name} k={k}" if k is not None else name
+            overrides = {"components.bio_linker.stages.reranker.k": k} if k is not None else {}
+            runs[label] = spacy.load(path, config=overrides)
     rates = {name: [] for name in runs}
     cpu_rates = {name: [] for name in runs}
     for _ in range(args.repeats):
@@ -204,6 +215,9 @@ def main(argv=None) -> int:
     p.add_argument("--tfidf", required=True, help="the linker without the reranker")
     p.add_argument("--reranker", required=True, help="the same linker with the reranker")
     p.add_argument("--ks", type=int, nargs="+", default=[10, 20, 50])
+    p.add_argument("--also", nargs="*", default=[], metavar="NAME=LINKER",
+                   help="more linkers linked in the same passes (e.g. another first stage "
+                        "with its reranker: run at each of --ks)")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=64)
     p = sub.add_parser("importance")

@@ -690,7 +690,8 @@ def build_learned_reranker_v2(k: int = 20, temperature: float = 1.0,
                               nil_precision: Optional[float] = None):
     """Registered `spacy-biolink.LearnedReranker.v2`: v1's ranker, its scores rescaled so
     that the top candidate's is the probability that it is right, calibrated on dev
-    (`span._.kb_ents[0][1]`); with `nil_precision` (e.g. 0.95; null: never NIL), a
+    (`span._.kb_ents[0][1]`; the others keep their ratio to it, so they are not
+    probabilities and a list can sum past 1); with `nil_precision` (e.g. 0.95; null: never NIL), a
     mention is NIL where that probability is under the threshold at which the dev
     mentions answered were right that often (read from the dev curve saved with the
     model). Needs a model trained by `train configs/rank.cfg` of this version."""

@@ -127,6 +127,24 @@ def test_a_stage_of_the_pipeline_saved_and_set_from_the_config(trained, tmp_path
         LearnedReranker(nil_precision=0.9)  # v1 has no calibration to read it from
 
 
+def test_init_linker_writes_nil_precision_as_trained(trained, tmp_path):
+    """The config says the precision the ranker was trained with, digit for digit
+    (srsly's JSON parser read 0.95 as 0.9500000000000001)."""
+    import json
+    import shutil
+
+    root, _ = trained
+    ranker = tmp_path / "ranker"
+    shutil.copytree(root / "ranker", ranker)
+    settings = json.loads((ranker / "learned_reranker.json").read_text())
+    settings["nil_precision"] = 0.95
+    (ranker / "learned_reranker.json").write_text(json.dumps(settings))
+    nlp = init_linker(tmp_path / "linked", root / "dict.txt", reranker=ranker)
+    assert nlp.config["components"]["bio_linker"]["stages"]["reranker"]["nil_precision"] == 0.95
+    lines = (tmp_path / "linked" / "config.cfg").read_text().splitlines()
+    assert "nil_precision = 0.95" in lines
+
+
 def test_features_read_the_mention_the_names_and_the_document(trained):
     root, _ = trained
     nlp = init_linker(None, root / "dict.txt", reranker=root / "ranker")

@@ -322,7 +322,9 @@ class LearnedReranker(Stage):
 
     calibrated (`.v2`): scores are rescaled so that the top candidate's is the calibrated
     probability that it is right (`span._.kb_ents[0][1]`), the others keeping their
-    ratio to it; nil_precision then sets the NIL threshold on that probability from the
+    ratio to it: they rank and compare, but are not probabilities, and where the
+    calibration raises the top above its softmax probability the list sums past 1
+    (a calibrated top probability; others keep their ratio); nil_precision then sets the NIL threshold on that probability from the
     dev curve saved with the model (the threshold at which the dev mentions answered are
     right that often). Without (`.v1`): softmax probabilities and nil_threshold."""
 
@@ -598,7 +600,12 @@ def read_trained(path: PathLike) -> Tuple[str, Dict, Dict, Optional[Dict]]:
     for name in (MODEL_FILE, SETTINGS_FILE, LABEL_TYPES_FILE):
         if not (path / name).is_file():
             raise BioLinkError(Errors.E531.format(path=path, reason=f"no {name}"))
-    settings = srsly.read_json(path / SETTINGS_FILE)
+    # The standard library's parser, not srsly's: that one reads 0.95 as
+    # 0.9500000000000001, which init-linker then wrote into the config.
+    from ...io.files import read_json
+
+    settings = read_json(path / SETTINGS_FILE, what="Learned reranker settings",
+                         expected="a JSON object", type=dict)
     kept = {key: settings[key] for key in ("k", "temperature", "nil_threshold", "nil_precision")
             if key in settings}
     calibration = (srsly.read_json(path / CALIBRATION_FILE)
