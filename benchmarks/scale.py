@@ -9,7 +9,7 @@ N = 0 means MeSH alone), then, each step in its own process (each --variant link
 with other index settings over the same saved pipeline):
 
 - build: `python -m spacy_biolink init-linker` with the default config (the index is
-  bio_linker's default, spacy-biolink.AutoSparseIndex.v4: exact below its threshold, word
+  bio_linker's default, spacy-biolink.AutoSparseIndex.v5: exact below its threshold, word
   candidates above; --index picks another); seconds and
   peak RSS (GNU time's %M), on-disk MB of the saved pipeline;
 - load: spacy.load seconds and RSS growth (VmRSS after load minus after the imports);

@@ -255,6 +255,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E223 = ("spacy-biolink.{index}: n_threads = {value!r} must be a whole number >= 0 (the "
             "threads one batch of queries is split over; 0 = one per core, one in a worker "
             "process).")
+    E225 = ("spacy-biolink.{index}: candidates_growth = {growth!r} (from growth_from = "
+            "{start!r} names) with candidates = {candidates!r} and max_candidates = {most!r}: "
+            "the growth must be >= 1, growth_from >= 1, and with a growth above 1 "
+            "max_candidates at least candidates (the most names rescored per query).")
 
     # Corpora
     E301 = ("{path}:{line}: malformed PubTator line: {reason}. The line was: {text!r}. "

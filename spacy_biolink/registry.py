@@ -11,7 +11,8 @@ from .kb.dictionary import ConceptDictionary
 from .encoders.tfidf import tfidf_encoder
 from .errors import BioLinkError, Errors
 from .evaluation.scorer import score_linking
-from .index import (AUTO_FAISS_MIN_NAMES, AUTO_MIN_NAMES, V2_CANDIDATES, V2_COVERAGE,
+from .index import (AUTO_FAISS_MIN_NAMES, AUTO_MIN_NAMES, CANDIDATES_GROWTH, GROWTH_FROM,
+                    MAX_CANDIDATES, V2_CANDIDATES, V2_COVERAGE,
                     V2_WORD_THRESHOLD, WORD_CANDIDATES, WORD_COVERAGE, WORD_THRESHOLD, AutoFaissIndex, AutoSparseIndex,
                     FaissIndex, HybridIndex, NgramCandidates, PrunedSparseIndex, SparseIndex,
                     WordCandidates)
@@ -140,13 +141,37 @@ def build_auto_sparse_index_v4(min_names: int = AUTO_MIN_NAMES,
                                candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
                                chunk_size: int = 256, n_threads: int = 0) -> AutoSparseIndex:
     """Registered `spacy-biolink.AutoSparseIndex.v4`: exact sparse search below min_names
-    names, WordSparseIndex.v2's from there on: bio_linker's default index."""
+    names, WordSparseIndex.v2's from there on (256 candidates at every size)."""
     name = "AutoSparseIndex.v4"
     return AutoSparseIndex(
         SparseIndex(chunk_size=chunk_size, n_threads=n_threads, name=name),
         PrunedSparseIndex(WordCandidates(word_threshold, coverage, word_coverage=word_coverage),
                           candidates=candidates, chunk_size=chunk_size, n_threads=n_threads,
                           name=name),
+        min_names=min_names)
+
+
+@registry.misc("spacy-biolink.AutoSparseIndex.v5")
+def build_auto_sparse_index_v5(min_names: int = AUTO_MIN_NAMES,
+                               word_threshold: float = V2_WORD_THRESHOLD,
+                               word_coverage: float = WORD_COVERAGE,
+                               candidates: int = WORD_CANDIDATES,
+                               candidates_growth: float = CANDIDATES_GROWTH,
+                               growth_from: int = GROWTH_FROM,
+                               max_candidates: int = MAX_CANDIDATES,
+                               coverage: float = V2_COVERAGE,
+                               chunk_size: int = 256, n_threads: int = 0) -> AutoSparseIndex:
+    """Registered `spacy-biolink.AutoSparseIndex.v5`: AutoSparseIndex.v4 whose approximate
+    search rescores more candidates as the dictionary grows: `candidates` up to
+    `growth_from` names, `candidates_growth` times more per tenfold of names, at most
+    `max_candidates` (bio_linker's default index)."""
+    name = "AutoSparseIndex.v5"
+    return AutoSparseIndex(
+        SparseIndex(chunk_size=chunk_size, n_threads=n_threads, name=name),
+        PrunedSparseIndex(WordCandidates(word_threshold, coverage, word_coverage=word_coverage),
+                          candidates=candidates, chunk_size=chunk_size, n_threads=n_threads,
+                          name=name, candidates_growth=candidates_growth,
+                          growth_from=growth_from, max_candidates=max_candidates),
         min_names=min_names)
 
 

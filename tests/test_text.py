@@ -214,5 +214,9 @@ def test_token_cache_follows_changed_settings():
 def test_doc_text_from_the_token_arrays_is_doc_text(text):
     from spacy_biolink.text.abbreviations import doc_text
 
+    from spacy.attrs import ORTH, SPACY
+
     doc = spacy.blank("en").make_doc(text)
     assert doc_text(doc) == doc.text
+    # The abbreviation step hands in the token array it read for its bracket count.
+    assert doc_text(doc, doc.to_array([ORTH, SPACY])) == doc.text

@@ -21,6 +21,7 @@ candidates) or word_index.WordCandidates (word postings). The index owns the sta
 (postings, rescoring rows, word postings) and the rescoring; registry.py's builders pick
 the strategy and settings of each registered version.
 """
+import math
 from typing import Iterable, Optional, Tuple
 
 import numpy
@@ -125,19 +126,40 @@ class PrunedSparseIndex(SparseIndex):
     module docstring; a source with coverage = 1 gives the exact search's results.
 
     The index keeps the rescoring rows (names x features) beside SparseIndex's postings,
-    and the word postings when the source reads them (add_words)."""
+    and the word postings when the source reads them (add_words). With
+    `candidates_growth` above 1 the number rescored grows with the names (candidates_for;
+    AutoSparseIndex.v5)."""
 
     vector_kind = "sparse"
 
     def __init__(self, source=None, candidates: int = 256, chunk_size: int = 256, *,
-                 n_threads: int = 1, name: str = "PrunedSparseIndex"):
+                 n_threads: int = 1, name: str = "PrunedSparseIndex",
+                 candidates_growth: float = 1.0, growth_from: int = 1_000_000,
+                 max_candidates: int = 0):
         self.source = NgramCandidates() if source is None else source
         self.source.check(name, candidates)
+        if candidates_growth < 1 or growth_from < 1 or (
+                candidates_growth > 1 and max_candidates < candidates):
+            raise BioLinkError(Errors.E225.format(
+                index=name, growth=candidates_growth, start=growth_from,
+                candidates=candidates, most=max_candidates))
         super().__init__(chunk_size=chunk_size, n_threads=n_threads, name=name)
         self.candidates = int(candidates)
+        self.candidates_growth = float(candidates_growth)
+        self.growth_from = int(growth_from)
+        self.max_candidates = int(max_candidates)
         self.rows: Optional[sparse.csr_matrix] = None  # names x features
         self.words = None  # word_postings.WordPostings, for a source that reads words
         self._rows_cache = None
+
+    def candidates_for(self, n_names: int) -> int:
+        """The names rescored per query over `n_names` names: `candidates` up to
+        `growth_from` names, then `candidates_growth` times more for each tenfold of names,
+        at most `max_candidates` (a growth of 1: always `candidates`)."""
+        if self.candidates_growth == 1 or n_names <= self.growth_from:
+            return self.candidates
+        grown = self.candidates * self.candidates_growth ** math.log10(n_names / self.growth_from)
+        return int(min(self.max_candidates, round(grown)))
 
     @property
     def coverage(self) -> float:
@@ -239,7 +261,7 @@ class PrunedSparseIndex(SparseIndex):
         queries = queries.copy()
         queries.sum_duplicates()
         queries.sort_indices()  # rescoring sums in feature order, as the exact kernel
-        depth = min(max(k, self.candidates), self.n_vectors)
+        depth = min(max(k, self.candidates_for(self.n_vectors)), self.n_vectors)
         found = self.source.find(self, queries, depth)
         scores = kernel.rescore_rows(queries.indptr, queries.indices, queries.data, rows,
                                      queries.shape[1], found)
@@ -272,7 +294,10 @@ class PrunedSparseIndex(SparseIndex):
     def settings_meta(self) -> dict:
         """The settings the saved meta records (coverage, candidates and the source's),
         whether or not the index is built."""
-        return {"coverage": self.coverage, "candidates": self.candidates,
+        growth = {} if self.candidates_growth == 1 else {
+            "candidates_growth": self.candidates_growth, "growth_from": self.growth_from,
+            "max_candidates": self.max_candidates}
+        return {"coverage": self.coverage, "candidates": self.candidates, **growth,
                 **self.source.settings_meta(self)}
 
     def to_state(self) -> Tuple[dict, dict]:

@@ -38,6 +38,14 @@ WORD_CANDIDATES = 256
 # (BENCHMARKS.md).
 WORD_COVERAGE = 0.8
 V2_WORD_THRESHOLD = 0.2
+# AutoSparseIndex.v5's candidates: WORD_CANDIDATES up to GROWTH_FROM names, then
+# CANDIDATES_GROWTH times more per tenfold of names, at most MAX_CANDIDATES. At 10M
+# realistic names the word step is the search and more candidates cost nothing, while
+# under 1M (MeSH) each one costs; chosen on NCBI-disease dev at 3M and 10M names (issue 35,
+# BENCHMARKS.md).
+CANDIDATES_GROWTH = 4.0
+GROWTH_FROM = 1_000_000
+MAX_CANDIDATES = 1024
 
 
 class WordCandidates:

@@ -55,9 +55,9 @@ min_df = 1
     default_config={
         "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
         # Exact sparse search below 500,000 names, word candidates above (index/auto.py),
-        # the query's words from its rarest n-grams (word_kernels.py);
-        # "spacy-biolink.SparseIndex.v1" is always exact.
-        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v4", "chunk_size": 256},
+        # the query's words from its rarest n-grams (word_kernels.py), more candidates
+        # rescored past 1M names; "spacy-biolink.SparseIndex.v1" is always exact.
+        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v5", "chunk_size": 256},
         "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
                        "remove_punctuation": True, "spelling_variants": True,
                        "strip_plurals": True},
@@ -364,14 +364,18 @@ class BioLinker(Pipe):
     def spans_to_link(self, doc: Doc) -> List[Span]:
         """The spans this linker links in `doc`: `doc.ents`, or `doc.spans[spans_key]` when set,
         kept only where the label is in `labels` (all labels when `labels` is empty)."""
+        return self._with_labels(self._all_spans(doc))
+
+    def _all_spans(self, doc: Doc) -> List[Span]:
         key = self.cfg["spans_key"]
         if key is None:
-            spans = list(doc.ents)
-        else:
-            spans = list(doc.spans[key]) if key in doc.spans else []
+            return list(doc.ents)
+        return list(doc.spans[key]) if key in doc.spans else []
+
+    def _with_labels(self, spans: List[Span]) -> List[Span]:
         labels = self.cfg["labels"]
         if labels:
-            spans = [s for s in spans if s.label_ in labels]
+            return [s for s in spans if s.label_ in labels]
         return spans
 
     def predict(self, docs: Iterable[Doc]) -> List[List[MentionLinks]]:
@@ -396,18 +400,20 @@ class BioLinker(Pipe):
         set `span._.kb_ents`, and `span._.kb_parts` for split composite mentions."""
         key = self.cfg["spans_key"]
         for doc, doc_links in zip(docs, predictions):
-            spans = self.spans_to_link(doc)
+            # doc.ents makes a Span per entity each time it is read: it is read once here,
+            # and the spans written are the ones annotated (kb_ents is keyed by offsets).
+            current = self._all_spans(doc)
+            spans = self._with_labels(current)
             results = {(span.start, span.end, span.label): self.linker.annotations(links)
                        for span, links in zip(spans, doc_links)}
             if not results:
                 continue
             if key is None:
-                ents = [_relabel(e, results) for e in doc.ents]
-                doc.set_ents(ents, default="unmodified")
-                linked = doc.ents
+                linked = [_relabel(e, results) for e in current]
+                doc.set_ents(linked, default="unmodified")
             else:
                 group = doc.spans[key]
-                linked = [_relabel(s, results) for s in group]
+                linked = [_relabel(s, results) for s in current]
                 doc.spans[key] = SpanGroup(doc, name=key, attrs=dict(group.attrs), spans=linked)
             for span in linked:
                 found = results.get((span.start, span.end, span.label))
