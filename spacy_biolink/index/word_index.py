@@ -1,7 +1,8 @@
 """WordCandidates: a PrunedSparseIndex's candidates from word postings (word_postings.py,
 word_kernels.py). The word-candidate searches (WordSparseIndex.v1, v2) and, past their
-min_names, AutoSparseIndex.v3 and bio_linker's default AutoSparseIndex.v4 are
-PrunedSparseIndex with this source. v2/v4 (word_coverage) find the query's words from its
+min_names, AutoSparseIndex.v3, v4 and bio_linker's default AutoSparseIndex.v5 are
+PrunedSparseIndex with this source (v5 rescores more candidates as the dictionary grows).
+v2/v4/v5 (word_coverage) find the query's words from its
 rarest n-grams only: in a real vocabulary of a million words the common n-grams ("ine",
 "ase") each hold tens of thousands of words, and the query's cosine with every one of them
 was most of the search.
