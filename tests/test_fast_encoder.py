@@ -225,3 +225,14 @@ def test_teacher_that_is_not_an_encoder_is_refused(backbone, data, tmp_path):
     with pytest.raises(BioLinkError, match="E695"):
         train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "x", overrides=overrides(
             data, backbone, **{"training.recipe": "distil", "paths.teacher": str(tmp_path)}))
+
+
+def test_v1_trainer_keeps_its_two_recipes():
+    from spacy.util import registry
+
+    with pytest.raises(BioLinkError, match="E654"):
+        registry.resolve({"t": {"@misc": "spacy-biolink.FastEncoderTrainer.v1",
+                                "recipe": "distil"}})
+    trainer = registry.resolve({"t": {"@misc": "spacy-biolink.FastEncoderTrainer.v2",
+                                      "recipe": "distil"}})["t"]
+    assert trainer.recipe == "distil" and trainer.distil_epochs == 2
