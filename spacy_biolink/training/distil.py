@@ -29,8 +29,6 @@ from ..io.files import atomic_file
 logger = logging.getLogger("spacy_biolink")
 
 CACHE_FORMAT = 1
-# Rows of the texts x names product held at once when mining the teacher's neighbours.
-SEARCH_CHUNK = 2048
 
 
 def resolve_teacher(path: Optional[str]) -> Path:
@@ -124,18 +122,22 @@ def teacher_targets(teacher: Path, texts: List[str], n_names: int, n_nearest: in
 
 def nearest_names(queries: numpy.ndarray, names: numpy.ndarray, k: int,
                   exclude_self: Optional[numpy.ndarray] = None) -> numpy.ndarray:
-    """(n_queries, k) int32 rows of `names` with the highest inner product, best first;
-    where exclude_self[i], query i is names row i and is left out of its own list."""
+    """(n_queries, k) int32 rows of `names` with the highest inner product, best first
+    (exact faiss search); where exclude_self[i], query i is names row i and is left out of
+    its own list."""
+    import faiss
+
     k = min(k, max(len(names) - 1, 1))
+    index = faiss.IndexFlatIP(names.shape[1])
+    index.add(numpy.ascontiguousarray(names, dtype=numpy.float32))
+    _, ids = index.search(numpy.ascontiguousarray(queries, dtype=numpy.float32), k + 1)
+    if exclude_self is None:
+        return ids[:, :k].astype(numpy.int32)
     out = numpy.empty((len(queries), k), dtype=numpy.int32)
-    for start in range(0, len(queries), SEARCH_CHUNK):
-        scores = queries[start:start + SEARCH_CHUNK] @ names.T
-        if exclude_self is not None:
-            rows = numpy.flatnonzero(exclude_self[start:start + SEARCH_CHUNK])
-            scores[rows, start + rows] = -numpy.inf
-        top = numpy.argpartition(-scores, k - 1, axis=1)[:, :k]
-        order = numpy.argsort(-numpy.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
-        out[start:start + len(scores)] = numpy.take_along_axis(top, order, axis=1)
+    for i, row in enumerate(ids.tolist()):
+        if exclude_self[i]:
+            row = [n for n in row if n != i]
+        out[i] = row[:k]
     return out
 
 
