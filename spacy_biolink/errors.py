@@ -443,6 +443,13 @@ class Errors(metaclass=ErrorsWithCodes):
     E693 = ("Backbone {path} has {rows} input embeddings but its tokenizer has {vocab} units: "
             "pass a directory whose tokenizer and model belong together.")
     E694 = ("[training] recipe {value!r} of the fast encoder needs {needs}. {fix}")
+    E695 = ("Teacher {path} is not a directory with encoder.cfg (an encoder trained by "
+            "`python -m spacy_biolink train`) or config.json (a Hugging Face / "
+            "sentence-transformers model): pass such a directory as --paths.teacher, or leave "
+            "it null for the installed MiniLM package.")
+    E696 = ("Teacher {path} is a {output!r} encoder; distillation needs dense vectors: pass a "
+            "dense one (e.g. `train configs/triplet.cfg`'s output) or a Hugging Face directory "
+            "as --paths.teacher.")
 
     # Siamese synonymy verifier (E700-E749)
     E701 = ("Pair split fractions (dev, test) must each be in [0, 1) and sum below 1, "

@@ -782,3 +782,33 @@ def build_fast_encoder_trainer(recipe: str = "auto", align_epochs: int = 3,
         freeze_embeddings=freeze_embeddings, corpus_objective=corpus_objective, topk=topk,
         mention_batch_size=mention_batch_size, hybrid_sparse_weights=hybrid_sparse_weights,
         default_sparse_weight=default_sparse_weight, torch_threads=torch_threads)
+
+
+@registry.misc("spacy-biolink.FastEncoderTrainer.v2")
+def build_fast_encoder_trainer_v2(recipe: str = "auto", align_epochs: int = 3,
+                                  corpus_epochs: int = 3, max_minutes: float = 25.0,
+                                  concepts_per_batch: int = 64, names_per_concept: int = 2,
+                                  hard_concepts: int = 3, n_nearest: int = 8,
+                                  temperature: float = 0.05, learning_rate: float = 1e-3,
+                                  weight_decay: float = 0.0, freeze_embeddings: bool = False,
+                                  corpus_objective: str = "marginal", topk: int = 20,
+                                  mention_batch_size: int = 32,
+                                  hybrid_sparse_weights: List[float] = [0.5, 1.0, 2.0],
+                                  default_sparse_weight: float = 1.0, torch_threads: int = 0,
+                                  distil_epochs: int = 2, distil_batch_size: int = 256,
+                                  distil_hard: int = 3, distil_temperature: float = 0.05):
+    """Registered `spacy-biolink.FastEncoderTrainer.v2`: v1's recipes and "distil", which
+    first fits the fast encoder to a teacher encoder's similarities ([paths] teacher,
+    vectors cached on disk), then trains as v1 (training/fast.py, training/distil.py)."""
+    from .training.fast import FastEncoderTrainerV2
+
+    return FastEncoderTrainerV2(
+        recipe=recipe, align_epochs=align_epochs, corpus_epochs=corpus_epochs,
+        max_minutes=max_minutes, concepts_per_batch=concepts_per_batch,
+        names_per_concept=names_per_concept, hard_concepts=hard_concepts, n_nearest=n_nearest,
+        temperature=temperature, learning_rate=learning_rate, weight_decay=weight_decay,
+        freeze_embeddings=freeze_embeddings, corpus_objective=corpus_objective, topk=topk,
+        mention_batch_size=mention_batch_size, hybrid_sparse_weights=hybrid_sparse_weights,
+        default_sparse_weight=default_sparse_weight, torch_threads=torch_threads,
+        distil_epochs=distil_epochs, distil_batch_size=distil_batch_size,
+        distil_hard=distil_hard, distil_temperature=distil_temperature)

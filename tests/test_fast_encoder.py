@@ -144,3 +144,95 @@ def test_reduce_table_keeps_the_principal_directions():
     ratio = after[before > 0] / before[before > 0]
     assert numpy.allclose(ratio, ratio[0], rtol=1e-3)
     assert reduce_table(table, 8) is not None and reduce_table(table, 8).shape == (50, 5)
+
+
+def test_similarity_kl_by_hand():
+    from spacy_biolink.training.distil import similarity_kl
+
+    student = torch.nn.functional.normalize(torch.tensor([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]]),
+                                            dim=-1)
+    teacher = torch.nn.functional.normalize(torch.tensor([[1.0, 0.2], [1.0, 0.0], [0.0, 1.0]]),
+                                            dim=-1)
+    got = float(similarity_kl(student, teacher, 0.5))
+    total = 0.0
+    for i in range(3):
+        others = [j for j in range(3) if j != i]
+        p = torch.softmax(teacher[i] @ teacher[others].T / 0.5, 0)
+        q = torch.softmax(student[i] @ student[others].T / 0.5, 0)
+        total += float((p * (p.log() - q.log())).sum())
+    assert got == pytest.approx(total / 3, abs=1e-6)
+    # a student with the teacher's geometry has nothing left to learn
+    assert float(similarity_kl(teacher, teacher, 0.5)) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_nearest_names_leaves_a_name_out_of_its_own_list():
+    from spacy_biolink.training.distil import interleave, nearest_names
+
+    names = numpy.eye(4, dtype=numpy.float32) + 0.1 * numpy.arange(4, dtype=numpy.float32)
+    queries = numpy.concatenate([names, names[2:3]])
+    got = nearest_names(queries, names, 2, exclude_self=numpy.array([1, 1, 1, 1, 0], bool))
+    assert got.shape == (5, 2)
+    assert all(i not in got[i] for i in range(4)) and got[4, 0] == 2  # a mention keeps it
+    assert interleave(numpy.array([[1, 2, 3]]), numpy.array([[2, 5, 6]])).tolist() == [[1, 2, 5]]
+
+
+def test_distil_recipe_caches_the_teacher_and_trains(backbone, data, tmp_path, caplog):
+    from spacy_biolink.training import distil
+
+    cache = tmp_path / "cache"
+    settings = {"training.recipe": "distil", "paths.teacher": str(backbone),
+                "paths.teacher_cache": str(cache), "training.distil_epochs": 3,
+                "training.distil_batch_size": 8, "training.align_epochs": 0}
+    meta = train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "a",
+                             overrides=overrides(data, backbone, **settings))
+    assert meta["recipe"] == "distil" and meta["teacher"] == str(backbone)
+    records = [json.loads(line) for line in
+               (tmp_path / "a" / "training.jsonl").read_text().splitlines()]
+    assert [r["phase"] for r in records] == ["distil"] * 3
+    assert records[-1]["loss"] < records[0]["loss"]
+    keys = list(cache.glob("teacher_*.json"))
+    assert len(keys) == 1 and len(list(cache.glob("teacher_*.npy"))) == 2
+    vectors = numpy.load(str(keys[0]).replace(".json", ".vectors.npy"), allow_pickle=False)
+    assert vectors.shape == (meta["distil_texts"], 32)  # the tiny BERT's width
+
+    # The same teacher and texts again: the cache answers, the teacher is never loaded.
+    def no_teacher(*args, **kwargs):
+        raise AssertionError("the teacher ran although its vectors were cached")
+
+    original = distil.load_teacher
+    distil.load_teacher = no_teacher
+    try:
+        train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "b",
+                          overrides=overrides(data, backbone, **settings))
+        # With the training mentions the texts differ: a new key, so the teacher must run.
+        with pytest.raises(AssertionError, match="teacher ran"):
+            train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "c", overrides=overrides(
+                data, backbone, **settings, **{"paths.train": str(data / "train.txt")}))
+    finally:
+        distil.load_teacher = original
+    # Then the corpus epochs follow the teacher's.
+    meta = train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "d", overrides=overrides(
+        data, backbone, **{**settings, "training.distil_epochs": 1, "training.corpus_epochs": 1,
+                           "training.topk": 4, "training.mention_batch_size": 3,
+                           "paths.train": str(data / "train.txt")}))
+    records = [json.loads(line) for line in
+               (tmp_path / "d" / "training.jsonl").read_text().splitlines()]
+    assert [r["phase"] for r in records] == ["distil", "corpus"]
+    assert len(list(cache.glob("teacher_*.json"))) == 2
+
+
+def test_teacher_that_is_not_an_encoder_is_refused(backbone, data, tmp_path):
+    with pytest.raises(BioLinkError, match="E695"):
+        train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "x", overrides=overrides(
+            data, backbone, **{"training.recipe": "distil", "paths.teacher": str(tmp_path)}))
+
+
+def test_v1_trainer_keeps_its_two_recipes():
+    from spacy.util import registry
+
+    with pytest.raises(BioLinkError, match="E654"):
+        registry.resolve({"t": {"@misc": "spacy-biolink.FastEncoderTrainer.v1",
+                                "recipe": "distil"}})
+    trainer = registry.resolve({"t": {"@misc": "spacy-biolink.FastEncoderTrainer.v2",
+                                      "recipe": "distil"}})["t"]
+    assert trainer.recipe == "distil" and trainer.distil_epochs == 2

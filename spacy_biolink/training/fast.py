@@ -44,15 +44,17 @@ ENCODE_CHUNK = 8192
 
 
 class FastEncoderTrainer:
+    RECIPES = RECIPES
+
     def __init__(self, *, recipe: str, align_epochs: int, corpus_epochs: int,
                  max_minutes: float, concepts_per_batch: int, names_per_concept: int,
                  hard_concepts: int, n_nearest: int, temperature: float, learning_rate: float,
                  weight_decay: float, freeze_embeddings: bool, corpus_objective: str,
                  topk: int, mention_batch_size: int, hybrid_sparse_weights: Sequence[float],
                  default_sparse_weight: float, torch_threads: int):
-        if recipe not in RECIPES:
+        if recipe not in self.RECIPES:
             raise BioLinkError(Errors.E654.format(setting="recipe", value=recipe,
-                                                  options=", ".join(RECIPES)))
+                                                  options=", ".join(self.RECIPES)))
         if corpus_objective not in CORPUS_OBJECTIVES:
             raise BioLinkError(Errors.E654.format(setting="corpus_objective",
                                                   value=corpus_objective,
@@ -98,6 +100,7 @@ class FastEncoderTrainer:
         paths = config.get("paths", {})
         has_train = paths.get("train") not in (None, "", "null")
         recipe = self.recipe if self.recipe != "auto" else ("corpus" if has_train else "vocabulary")
+        uses_train = recipe == "corpus" or (recipe == "distil" and has_train)
         if recipe == "corpus" and not has_train:
             raise BioLinkError(Errors.E694.format(value=recipe, needs="[paths] train",
                                                   fix="Pass --paths.train TRAIN.PubTator or "
@@ -105,7 +108,7 @@ class FastEncoderTrainer:
         dictionary = read_dictionary(require_path(config, "dictionary"))
         dev_path = require_path(config, "dev") if paths.get("dev") not in (None, "", "null") \
             else None
-        train_path = require_path(config, "train") if recipe == "corpus" else None
+        train_path = require_path(config, "train") if uses_train else None
 
         model, model_config, backbone = build_for_training(config)
         module = torch_module(model)
@@ -148,6 +151,8 @@ class FastEncoderTrainer:
             state.offer(module, record)
 
         rng = numpy.random.default_rng(seed)
+        self._before_alignment(config, output_dir, model, optimizer, texts, mentions, rng,
+                               deadline, end_of_epoch, meta)
         # Phase 1: synonym alignment over the dictionary's names.
         groups = _groups(concepts)
         seeds = numpy.asarray(sorted(groups), dtype=numpy.int64)
@@ -164,7 +169,7 @@ class FastEncoderTrainer:
             end_of_epoch("align", epoch, losses)
 
         # Phase 2: the training mentions.
-        if recipe == "corpus":
+        if train_path is not None:
             if self.corpus_objective == "alignment":
                 all_texts = texts + mentions
                 all_concepts = numpy.concatenate([concepts, mention_concepts])
@@ -207,6 +212,11 @@ class FastEncoderTrainer:
         save_encoder(output_dir, model, model_config, index_config=FAISS_FLAT, meta=meta)
         log.plot(title="fast encoder")
         return meta
+
+    def _before_alignment(self, config, output_dir: Path, model, optimizer, texts: List[str],
+                          mentions: List[str], rng: numpy.random.Generator, deadline: float,
+                          end_of_epoch, meta: Dict) -> None:
+        """A phase before the synonym alignment: none here (v2 distils a teacher)."""
 
     # Phase 1 -------------------------------------------------------------------
 
@@ -505,3 +515,82 @@ def mine_dense_neighbours(model, texts: List[str], concepts: numpy.ndarray, k: i
     index.add(means)
     _, ids = index.search(means, k + 1)
     return _neighbour_lists(ids, numpy.unique(concepts))
+
+
+class FastEncoderTrainerV2(FastEncoderTrainer):
+    """v1 and a third recipe, "distil": the student first learns a teacher encoder's
+    similarities (training/distil.py; [paths] teacher, default the MiniLM package; its
+    vectors cached in [paths] teacher_cache, default OUTPUT/teacher_cache), then the
+    alignment epochs, then with [paths] train the corpus epochs, as in v1."""
+
+    RECIPES = RECIPES + ("distil",)
+
+    def __init__(self, *, distil_epochs: int, distil_batch_size: int, distil_hard: int,
+                 distil_temperature: float, **settings):
+        super().__init__(**settings)
+        self.distil_epochs = distil_epochs
+        self.distil_batch_size = distil_batch_size
+        self.distil_hard = distil_hard
+        self.distil_temperature = distil_temperature
+
+    def _before_alignment(self, config, output_dir: Path, model, optimizer, texts: List[str],
+                          mentions: List[str], rng: numpy.random.Generator, deadline: float,
+                          end_of_epoch, meta: Dict) -> None:
+        if self.recipe != "distil" or self.distil_epochs < 1:
+            return
+        from .distil import resolve_teacher, teacher_targets
+
+        paths = config.get("paths", {})
+        teacher = resolve_teacher(paths.get("teacher"))
+        cache = paths.get("teacher_cache")
+        cache_dir = Path(cache) if cache not in (None, "", "null") else output_dir / "teacher_cache"
+        names = list(dict.fromkeys(texts))
+        known = set(names)
+        queries = names + [m for m in dict.fromkeys(mentions) if m not in known]
+        vectors, teacher_nearest = teacher_targets(teacher, queries, len(names),
+                                                   self.n_nearest, cache_dir)
+        logger.info("distilling %s: %d names, %d texts", teacher, len(names), len(queries))
+        meta.update({"teacher": str(teacher), "distil_texts": len(queries)})
+        for epoch in range(1, self.distil_epochs + 1):
+            if time.perf_counter() > deadline:
+                break
+            losses = self._distil_epoch(model, optimizer, queries, len(names), vectors,
+                                        teacher_nearest, rng, deadline, epoch)
+            if not losses:
+                break
+            end_of_epoch("distil", epoch, losses)
+
+    def _distil_epoch(self, model, optimizer, queries: List[str], n_names: int,
+                      vectors: numpy.ndarray, teacher_nearest: numpy.ndarray,
+                      rng: numpy.random.Generator, deadline: float, epoch: int) -> List[float]:
+        import torch
+
+        from ..encoders.torch_wrapper import torch_module
+        from .biosyn import encode_with_grad
+        from .distil import distil_batches, interleave, nearest_names, similarity_kl
+
+        neighbours = teacher_nearest
+        if epoch > 1:
+            # The student's own confusions, beside the teacher's nearest names.
+            student = encode(model, queries)
+            mine = nearest_names(student, student[:n_names], teacher_nearest.shape[1],
+                                 exclude_self=numpy.arange(len(queries)) < n_names)
+            neighbours = interleave(teacher_nearest, mine)
+        module = torch_module(model)
+        module.train()
+        losses = []
+        batches = distil_batches(len(queries), neighbours, self.distil_batch_size,
+                                 self.distil_hard, rng)
+        for batch in progress_bar(batches, desc=f"distil epoch {epoch}", unit="batch",
+                                  leave=False, mininterval=5):
+            if time.perf_counter() > deadline:
+                break
+            student = torch.nn.functional.normalize(
+                encode_with_grad(model, [queries[i] for i in batch]), dim=-1)
+            loss = similarity_kl(student, torch.from_numpy(vectors[batch]),
+                                 self.distil_temperature)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.detach()))
+        return losses
