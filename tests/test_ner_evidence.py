@@ -148,3 +148,21 @@ def test_drop_nil_after_a_linker_drops_what_it_could_not_link(tiny_dictionary):
     doc = doc_with_ents(nlp, "Breast cancer and xyzzy plugh.", ["Breast cancer", "xyzzy plugh"])
     doc = nlp.get_pipe("bio_drop_nil")(nlp.get_pipe("bio_linker")(doc))
     assert [(e.text, e.kb_id_) for e in doc.ents] == [("Breast cancer", "D001943")]
+
+
+def test_term_ruler_from_a_config_reads_its_patterns_at_initialize(tmp_path):
+    """spaCy's own [initialize] reads the patterns through the registered reader."""
+    from thinc.api import Config
+
+    from spacy_biolink.ner.term_patterns import TERM_RULER_CONFIG
+
+    path = tmp_path / "patterns.jsonl"
+    write_term_patterns(path, [{"label": "Chemical", "pattern": "naloxone"}])
+    config = Config({
+        "nlp": {"lang": "en", "pipeline": ["term_ruler"]},
+        "components": {"term_ruler": {"factory": "span_ruler", **TERM_RULER_CONFIG}},
+        "initialize": {"components": {"term_ruler": {"patterns": {
+            "@misc": "spacy-biolink.read_term_patterns.v1", "path": str(path)}}}}})
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    nlp.initialize()
+    assert [(e.text, e.label_) for e in nlp("Then NALOXONE.").ents] == [("NALOXONE", "Chemical")]
