@@ -5,11 +5,14 @@
         --corpus assets/ncbi_disease/NCBItestset_corpus.txt [--repeats 3] [--n-process 1]
 
 Reports documents/s and mentions/s (mentions = entities the NER found) for the whole
-pipeline, the NER alone (bio_linker disabled) and, from the difference, the linker's
-share; the linker's LRU cache is cleared before every pass, so every pass is cold.
+pipeline, the NER alone (every linker, the term ruler and the NIL drop disabled) and,
+from the difference, the linkers' share; every linker's LRU cache is cleared before every
+pass, so every pass is cold. The 1-minute load average before and after is recorded: on a
+shared box, rerun on a quiet one for the pipeline's own speed.
 """
 import argparse
 import json
+import os
 import platform
 import sys
 import time
@@ -31,14 +34,21 @@ def main(argv=None) -> int:
     from spacy_biolink.corpora.pubtator import read_pubtator
 
     texts = [d.text for d in read_pubtator(args.corpus)]
+    from spacy_biolink.linker.find import linker_pipes
+
     nlp = spacy.load(args.pipeline)
-    linker = nlp.get_pipe("bio_linker")
+    linkers = linker_pipes(nlp)
+    # what follows the NER in the bc5cdr pipeline: the term ruler and the NIL drop
+    after_ner = [name for name, _ in linkers] + [
+        name for name in nlp.pipe_names if name in ("term_ruler", "bio_drop_nil")]
+    load_before = os.getloadavg()[0]
     list(nlp.pipe(texts[:5]))  # first-call costs (numba kernel load) out of the timing
 
     def timed(disable=()):
         best, n_mentions = None, 0
         for _ in range(args.repeats):
-            linker.linker.clear_cache()
+            for _, pipe in linkers:
+                pipe.linker.clear_cache()
             start = time.perf_counter()
             with nlp.select_pipes(disable=list(disable)):
                 docs = list(nlp.pipe(texts, batch_size=args.batch_size, n_process=args.n_process))
@@ -48,10 +58,12 @@ def main(argv=None) -> int:
         return best, n_mentions
 
     full_s, mentions = timed()
-    ner_s, _ = timed(disable=["bio_linker"])
+    ner_s, _ = timed(disable=after_ner)
     result = {
         "command": " ".join([Path(sys.executable).name] + sys.argv),
-        "machine": {"platform": platform.platform(), "python": platform.python_version()},
+        "machine": {"platform": platform.platform(), "python": platform.python_version(),
+                    "cpu_count": os.cpu_count(),
+                    "load_1min_before_after": [load_before, os.getloadavg()[0]]},
         "docs": len(texts), "mentions_found": mentions, "pipes": nlp.pipe_names,
         "with_linker": {"seconds": full_s, "docs_per_s": len(texts) / full_s,
                         "mentions_per_s": mentions / full_s},

@@ -500,6 +500,13 @@ class Errors(metaclass=ErrorsWithCodes):
     E757 = ("Give exactly one input: a file INPUT or --text \"...\" (got {got}).")
     E758 = ("The pipeline at {path} has no component that sets doc.ents (pipes: {pipes}). "
             "Pass the output of `spacy train` with an ner (e.g. training/ner/model-best).")
+    # The term ruler's patterns (ner/term_patterns.py: ner-patterns, assemble --patterns)
+    E762 = ("The corpus directory {path} holds no .spacy file. Pass DocBins written by "
+            "`python -m spacy_biolink convert` (a file, or a directory of them).")
+    E763 = ("{path} exists. Pass --force to replace it, or another OUTPUT path.")
+    E764 = ("{path}:{line}: bad pattern: {reason}. Each line must be a span_ruler pattern "
+            "such as {{\"label\": \"Chemical\", \"pattern\": \"naloxone\"}}, as "
+            "`python -m spacy_biolink ner-patterns` writes.")
     # The first hour of a new user (E900-E919)
     E900 = ("No dictionary to initialize bio_linker with: [paths] dictionary (the path of "
             "[initialize.components.bio_linker.dictionary]) is null. Pass one: "

