@@ -106,6 +106,11 @@ SPARSE_INDEXES = [
      {"min_names": 1, "word_threshold": 0.4, "word_coverage": 0.5, "candidates": 3,
       "n_threads": 2},
      {"min_names": 10 ** 6, "word_threshold": 0.4, "candidates": 3, "n_threads": 1}),
+    # growth_from 1: the candidates grow with these few names as they do past 1M by default.
+    ("spacy-biolink.AutoSparseIndex.v5",
+     {"min_names": 1, "word_threshold": 0.4, "word_coverage": 0.5, "candidates": 2,
+      "candidates_growth": 2.0, "growth_from": 1, "max_candidates": 10 ** 4, "n_threads": 2},
+     {"min_names": 10 ** 6, "word_threshold": 0.4, "candidates": 3, "n_threads": 1}),
 ]
 
 
@@ -129,7 +134,8 @@ def test_sparse_index_against_the_exact_search(name, pruning, exhaustive, names,
 
     index = built_sparse(name, pruning, names, rows, vectorizer)
     if name.startswith("spacy-biolink.Word") or name.endswith(("AutoSparseIndex.v3",
-                                                               "AutoSparseIndex.v4")):
+                                                               "AutoSparseIndex.v4",
+                                                               "AutoSparseIndex.v5")):
         assert index.words is not None  # the word candidates, not the n-gram fallback
     result = index.search(query_rows, k)
     assert_scored_exactly(rows, query_rows, result)
@@ -438,6 +444,10 @@ ROUND_TRIP_INDEXES = [
                                           "candidates": 4, "n_threads": 1}),
     ("spacy-biolink.AutoSparseIndex.v4", {"min_names": 1, "word_coverage": 0.6,
                                           "candidates": 4, "n_threads": 1}),
+    ("spacy-biolink.AutoSparseIndex.v5", {"min_names": 1, "word_coverage": 0.6,
+                                          "candidates": 2, "candidates_growth": 2.0,
+                                          "growth_from": 1, "max_candidates": 6,
+                                          "n_threads": 1}),
 ]
 
 
