@@ -221,6 +221,30 @@ def test_distil_recipe_caches_the_teacher_and_trains(backbone, data, tmp_path, c
     assert len(list(cache.glob("teacher_*.json"))) == 2
 
 
+def test_max_minutes_leaves_the_teachers_pass_out(backbone, data, tmp_path, monkeypatch):
+    """A teacher pass longer than the whole budget (no cache yet, a loaded box) still
+    leaves the budget's time for training: the distil epoch runs."""
+    import time
+
+    from spacy_biolink.training import distil
+
+    original = distil.teacher_targets
+
+    def slow_teacher(*args, **kwargs):
+        time.sleep(4.0)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(distil, "teacher_targets", slow_teacher)
+    settings = {"training.recipe": "distil", "paths.teacher": str(backbone),
+                "training.distil_epochs": 1, "training.distil_batch_size": 8,
+                "training.align_epochs": 0, "training.max_minutes": 0.05}
+    train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "a",
+                      overrides=overrides(data, backbone, **settings))
+    records = [json.loads(line) for line in
+               (tmp_path / "a" / "training.jsonl").read_text().splitlines()]
+    assert [r["phase"] for r in records] == ["distil"]
+
+
 def test_teacher_that_is_not_an_encoder_is_refused(backbone, data, tmp_path):
     with pytest.raises(BioLinkError, match="E695"):
         train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "x", overrides=overrides(

@@ -14,7 +14,8 @@
    "alignment": phase 1's loss over the concepts of the training mentions, with the
        mentions joining their concepts' names.
 
-Both phases stop at `max_minutes` of training if it comes first. With [paths] dev the
+Both phases stop at `max_minutes` of training if it comes first (the distil recipe's
+one teacher pass is setup and not counted). With [paths] dev the
 epoch with the best dev acc@1 is kept, else the last; OUTPUT/hybrid then holds the
 encoder beside TF-IDF, its sparse weight the best of `hybrid_sparse_weights` on dev (or
 `default_sparse_weight` without dev).
@@ -151,8 +152,10 @@ class FastEncoderTrainer:
             state.offer(module, record)
 
         rng = numpy.random.default_rng(seed)
-        self._before_alignment(config, output_dir, model, optimizer, texts, mentions, rng,
-                               deadline, end_of_epoch, meta)
+        # The teacher's one pass is setup, not training: max_minutes leaves it out, so a
+        # slow first pass (no cache yet) cannot use up the budget before any step.
+        deadline += self._before_alignment(config, output_dir, model, optimizer, texts,
+                                           mentions, rng, deadline, end_of_epoch, meta)
         # Phase 1: synonym alignment over the dictionary's names.
         groups = _groups(concepts)
         seeds = numpy.asarray(sorted(groups), dtype=numpy.int64)
@@ -215,8 +218,10 @@ class FastEncoderTrainer:
 
     def _before_alignment(self, config, output_dir: Path, model, optimizer, texts: List[str],
                           mentions: List[str], rng: numpy.random.Generator, deadline: float,
-                          end_of_epoch, meta: Dict) -> None:
-        """A phase before the synonym alignment: none here (v2 distils a teacher)."""
+                          end_of_epoch, meta: Dict) -> float:
+        """A phase before the synonym alignment: none here (v2 distils a teacher). Returns
+        the seconds it spent on setup that max_minutes does not count."""
+        return 0.0
 
     # Phase 1 -------------------------------------------------------------------
 
@@ -535,9 +540,9 @@ class FastEncoderTrainerV2(FastEncoderTrainer):
 
     def _before_alignment(self, config, output_dir: Path, model, optimizer, texts: List[str],
                           mentions: List[str], rng: numpy.random.Generator, deadline: float,
-                          end_of_epoch, meta: Dict) -> None:
+                          end_of_epoch, meta: Dict) -> float:
         if self.recipe != "distil" or self.distil_epochs < 1:
-            return
+            return 0.0
         from .distil import resolve_teacher, teacher_targets
 
         paths = config.get("paths", {})
@@ -547,8 +552,11 @@ class FastEncoderTrainerV2(FastEncoderTrainer):
         names = list(dict.fromkeys(texts))
         known = set(names)
         queries = names + [m for m in dict.fromkeys(mentions) if m not in known]
+        setup_started = time.perf_counter()
         vectors, teacher_nearest = teacher_targets(teacher, queries, len(names),
                                                    self.n_nearest, cache_dir)
+        setup_seconds = time.perf_counter() - setup_started
+        deadline += setup_seconds
         logger.info("distilling %s: %d names, %d texts", teacher, len(names), len(queries))
         meta.update({"teacher": str(teacher), "distil_texts": len(queries)})
         for epoch in range(1, self.distil_epochs + 1):
@@ -559,6 +567,7 @@ class FastEncoderTrainerV2(FastEncoderTrainer):
             if not losses:
                 break
             end_of_epoch("distil", epoch, losses)
+        return setup_seconds
 
     def _distil_epoch(self, model, optimizer, queries: List[str], n_names: int,
                       vectors: numpy.ndarray, teacher_nearest: numpy.ndarray,
