@@ -145,23 +145,11 @@ def distil_batches(n_texts: int, neighbours: numpy.ndarray, batch_size: int,
                    hard: int, rng: numpy.random.Generator) -> List[List[int]]:
     """One pass over the texts in random order: each batch holds seeds and up to `hard` of
     each seed's neighbours (rows of `neighbours`, name indices = text indices) not yet in
-    the batch, up to `batch_size` texts. A text already in this pass is not a seed again."""
-    batches, batch, members, seen = [], [], set(), numpy.zeros(n_texts, dtype=bool)
-    for seed in rng.permutation(n_texts).tolist():
-        if seen[seed]:
-            continue
-        for t in [seed] + neighbours[seed, :hard].tolist():
-            if t not in members:
-                batch.append(t)
-                members.add(t)
-                seen[t] = True
-            if len(batch) >= batch_size:
-                batches.append(batch)
-                batch, members = [], set()
-                break
-    if len(batch) > 1:
-        batches.append(batch)
-    return batches
+    the batch, up to `batch_size` texts. A text already in this pass is not a seed again:
+    the alignment phase's batching (`concept_batches`) with texts for concepts."""
+    from .fast import concept_batches
+
+    return concept_batches(numpy.arange(n_texts), neighbours, batch_size, hard, rng)
 
 
 def similarity_kl(student, teacher, temperature: float):

@@ -24,7 +24,7 @@ import logging
 import resource
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -438,7 +438,7 @@ def _groups(concepts: numpy.ndarray) -> Dict[int, numpy.ndarray]:
     return {int(concepts[g[0]]): g for g in numpy.split(order, bounds) if len(g)}
 
 
-def concept_batches(seeds: numpy.ndarray, neighbours: Dict[int, List[int]],
+def concept_batches(seeds: numpy.ndarray, neighbours: Union[Dict[int, List[int]], numpy.ndarray],
                     concepts_per_batch: int, hard_concepts: int,
                     rng: numpy.random.Generator) -> List[List[int]]:
     """One pass over `seeds` in random order: each batch holds a seed and up to
@@ -446,12 +446,15 @@ def concept_batches(seeds: numpy.ndarray, neighbours: Dict[int, List[int]],
     `concepts_per_batch` concepts. A seed already trained in this pass as someone's
     neighbour is skipped, so a pass costs about one step per concept, not 1 + hard_concepts.
     Neighbours need not be seeds (phase 2 seeds are the training mentions' concepts; their
-    neighbours may be any concept)."""
+    neighbours may be any concept). `neighbours` maps a seed to its list, or is a 2-D array
+    with a row per seed id (the distil recipe's nearest names)."""
     batches, batch, members, seen = [], [], set(), set()
     for seed in rng.permutation(seeds).tolist():
         if seed in seen:
             continue
-        for c in [seed] + [n for n in neighbours.get(seed, [])[:hard_concepts]]:
+        mined = (neighbours[seed, :hard_concepts].tolist() if isinstance(neighbours, numpy.ndarray)
+                 else neighbours.get(seed, [])[:hard_concepts])
+        for c in [seed] + list(mined):
             if c not in members:
                 batch.append(c)
                 members.add(c)
