@@ -1,7 +1,7 @@
 """Issue 34, exploration: BC5CDR end to end on raw text with a trained NER, two linkers
 (diseases `--dis`, chemicals `--chem`, each built by init-linker with
 --components.bio_linker.labels), and optionally a span_ruler of high-precision training
-terms after the NER (`--patterns`, from bc5cdr_ner_patterns.py) and a last pipe dropping
+terms after the NER (`--patterns`, from `python -m spacy_biolink ner-patterns`) and a last pipe dropping
 entities no linker linked (`--drop-nil`). Prints NER P/R/F over both types (labels must
 match) and NER / linking P/R/F per type, and docs/s of one nlp.pipe pass.
 
