@@ -95,6 +95,20 @@ def test_ner_patterns_command_writes_refuses_to_overwrite_and_is_atomic(tmp_path
     assert sorted(os.listdir(tmp_path)) == ["empty", "patterns.jsonl", "train"]
 
 
+def test_ner_patterns_never_replaces_its_corpus_and_names_a_bad_one(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.spacy")
+    before = corpus.read_bytes()
+    runner = CliRunner()
+    result = runner.invoke(app, ["ner-patterns", str(corpus), "--corpus", str(corpus), "--force"])
+    assert result.exit_code == 1 and "E030" in result.output
+    assert corpus.read_bytes() == before
+    bad = tmp_path / "bad.spacy"
+    bad.write_bytes(b"\xef\xbb\xbf" + before[:200])  # a BOM, then a truncated DocBin
+    result = runner.invoke(app, ["ner-patterns", str(tmp_path / "p.jsonl"), "--corpus", str(bad)])
+    assert result.exit_code == 1 and "E025" in result.output and "bad.spacy" in result.output
+    assert not (tmp_path / "p.jsonl").exists()
+
+
 def test_read_term_patterns_names_the_bad_line(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text('{"label": "Chemical", "pattern": "naloxone"}\n\n{"label": "Chemical"}\n')

@@ -6,7 +6,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import BioLinkError, Errors
-from ..io.files import check_output_path
+from ..io.files import check_not_an_input, check_output_path
 from .app import app, corpus_filters, fail_cleanly, msg
 
 
@@ -162,6 +162,7 @@ def ner_patterns_cli(
     from ..ner.term_patterns import patterns_from_corpora, write_term_patterns
 
     check_output_path(output, what="the patterns", example="patterns.jsonl")
+    check_not_an_input(output, [("--corpus", path) for path in corpus], what="the patterns")
     if output.exists() and not force:
         raise BioLinkError(Errors.E763.format(path=output))
     if not 0.0 <= min_precision <= 1.0:

@@ -82,6 +82,19 @@ class ConversionStats:
                 f"{self.unplaceable} unplaceable, {self.text_mismatches} text mismatches")
 
 
+def read_docbin(path: PathLike, vocab, what: str = "DocBin") -> List[Doc]:
+    """The docs of a .spacy file, with E025 (naming the file) for anything that is not a
+    DocBin: msgpack and zlib raise many kinds of errors on bad bytes."""
+    from ..io.files import read_bytes
+
+    data = read_bytes(path, what)
+    try:
+        return list(DocBin().from_bytes(data).get_docs(vocab))
+    except Exception as err:  # noqa: BLE001 - msgpack and zlib raise many kinds
+        raise BioLinkError(Errors.E025.format(path=path, reason=f"{type(err).__name__}: "
+                                              f"{err}")) from None
+
+
 def corpus_kb_id(raw_ids: str) -> str:
     """The kb_id_ for a corpus id field: normalized ids with the corpus's `|` and `+` kept."""
     if not split_gold_ids(raw_ids):

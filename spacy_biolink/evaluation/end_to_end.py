@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
 from spacy.language import Language
-from spacy.tokens import Doc, DocBin, Span
+from spacy.tokens import Doc, Span
 from ..io.progress import progress_bar
 
-from ..corpora.docbin import NO_ID, TYPES_ATTR
+from ..corpora.docbin import NO_ID, TYPES_ATTR, read_docbin
 from ..kb.dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
 from ..io.util import PathLike
@@ -120,14 +120,7 @@ def _gold_docs(nlp: Language, gold: Union[PathLike, Iterable[Doc]]) -> List[Doc]
         path = Path(gold)
         if not path.exists():
             raise BioLinkError(Errors.E305.format(path=path))
-        from ..io.files import read_bytes
-
-        data = read_bytes(path, "Gold DocBin")
-        try:
-            return list(DocBin().from_bytes(data).get_docs(nlp.vocab))
-        except Exception as err:  # noqa: BLE001 - msgpack and zlib raise many kinds
-            raise BioLinkError(Errors.E025.format(path=path, reason=f"{type(err).__name__}: "
-                                                  f"{err}")) from None
+        return read_docbin(path, nlp.vocab, "Gold DocBin")
     return list(gold)
 
 

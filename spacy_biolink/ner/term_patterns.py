@@ -96,12 +96,13 @@ def _tokenizer(vocab):
 def patterns_from_corpora(paths: Iterable[PathLike], **settings) -> List[Dict[str, str]]:
     """term_patterns over the docs of DocBin files or directories of them."""
     import spacy
-    from spacy.tokens import DocBin
+
+    from ..corpora.docbin import read_docbin
 
     vocab = spacy.blank("en").vocab
     docs: List[Doc] = []
     for path in corpus_files(paths):
-        docs.extend(DocBin().from_disk(path).get_docs(vocab))
+        docs.extend(read_docbin(path, vocab, "Training DocBin"))
     return term_patterns(docs, **settings)
 
 
