@@ -133,6 +133,13 @@ def test_saved_verifier_rebuilds_from_its_config(trained_verifier, tmp_path):
     numpy.testing.assert_allclose(loaded.score_pairs(pairs), verifier.score_pairs(pairs), rtol=1e-5)
 
 
+def test_saved_verifier_keeps_the_threshold_given(trained_verifier, tmp_path):
+    # 0.7 is one of the decimals srsly's JSON parser reads as 0.7000000000000001.
+    output, _ = trained_verifier
+    CandidateVerifier.from_trained(output, threshold=0.7).to_disk(tmp_path / "verifier")
+    assert CandidateVerifier.from_disk(tmp_path / "verifier").threshold == 0.7
+
+
 def test_score_pairs_cli(trained_verifier, tmp_path):
     from spacy_biolink.cli import app
 

@@ -165,9 +165,9 @@ class BioSynTrainer:
             save_encoder(output_dir, model, model_config, index_config=SPARSE_INDEX, meta=meta)
         log.plot(title="BioSyn")
         if (output_dir / META_FILE).is_file():
-            import srsly
+            from ..io.files import read_json
 
-            return srsly.read_json(output_dir / META_FILE)
+            return read_json(output_dir / META_FILE, "Encoder meta.json", type=dict)
         return meta
 
     def training_mentions(self, dictionary: ConceptDictionary, train_path: Path,

@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 import numpy
-from ..io.progress import progress_bar
 
 from ..errors import BioLinkError, Errors
-import srsly
-
+from ..io.files import read_json
+from ..io.progress import progress_bar
 from ..linker.stages.reranker import META_FILE, RerankItem, Reranker, fit_temperature, softmax_rows
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .log import TrainingLog
@@ -186,7 +185,7 @@ class CrossEncoderTrainer:
         log.plot(x="step", title="Cross-encoder reranker")
         saved = output_dir / META_FILE
         # A resumed run that found nothing better returns what the best one saved.
-        return srsly.read_json(saved) if saved.is_file() else meta
+        return read_json(saved, "Reranker meta.json", type=dict) if saved.is_file() else meta
 
     def evaluate(self, reranker: Reranker, linker, dev) -> Tuple[float, List[numpy.ndarray]]:
         """Dev acc@1 after reranking, and each dev mention's logits (for the temperature)."""

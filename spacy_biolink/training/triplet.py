@@ -131,9 +131,9 @@ class TripletTrainer:
                                          **rng_states()})
         log.plot(title="Triplet network")
         if (output_dir / META_FILE).is_file():
-            import srsly
+            from ..io.files import read_json
 
-            return srsly.read_json(output_dir / META_FILE)
+            return read_json(output_dir / META_FILE, "Encoder meta.json", type=dict)
         return meta
 
     def concept_groups(self, dictionary, train_path, seed: int) -> List[Tuple[int, List[str]]]:

@@ -27,6 +27,7 @@ import srsly
 from ...kb.dictionary import ConceptDictionary
 from ...errors import BioLinkError, Errors
 from ...io.util import PathLike, atomic_directory
+from ...io.files import read_json
 from . import Stage
 
 Candidates = List[Tuple[int, float]]
@@ -179,7 +180,10 @@ class CandidateVerifier(Stage):
         """Load a verifier saved by `to_disk`; settings missing from older saves get the
         defaults they were saved with."""
         settings_path = Path(path) / VERIFIER_CFG
-        settings = srsly.read_json(settings_path) if settings_path.is_file() else {}
+        # The standard parser: srsly's reads some decimals (0.7) one unit in the last place
+        # off, and the threshold a user saved is the one to use.
+        settings = (read_json(settings_path, "Verifier settings", type=dict)
+                    if settings_path.is_file() else {})
         return cls.from_trained(path, threshold=settings.get("threshold"),
                                 mode=settings.get("mode", "nil"),
                                 max_tries=settings.get("max_tries", 3),
