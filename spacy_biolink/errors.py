@@ -257,8 +257,9 @@ class Errors(metaclass=ErrorsWithCodes):
             "process).")
     E225 = ("spacy-biolink.{index}: candidates_growth = {growth!r} (from growth_from = "
             "{start!r} names) with candidates = {candidates!r} and max_candidates = {most!r}: "
-            "the growth must be >= 1, growth_from >= 1, and with a growth above 1 "
-            "max_candidates at least candidates (the most names rescored per query).")
+            "the growth must be a number >= 1, growth_from a number >= 1, and with a growth "
+            "above 1 max_candidates a number at least candidates (the most names rescored "
+            "per query).")
 
     # Corpora
     E301 = ("{path}:{line}: malformed PubTator line: {reason}. The line was: {text!r}. "

@@ -66,7 +66,9 @@ def test_v5_under_growth_from_is_v4(data):
 
 @pytest.mark.parametrize("settings", [{"candidates_growth": 0.5},
                                       {"growth_from": 0},
-                                      {"candidates": 256, "max_candidates": 128}])
+                                      {"candidates": 256, "max_candidates": 128},
+                                      {"candidates_growth": "4"}, {"growth_from": None},
+                                      {"max_candidates": True}])
 def test_bad_growth_settings_are_refused(settings):
     with pytest.raises(BioLinkError, match="E225"):
         auto_v5(**settings)

@@ -138,7 +138,9 @@ class PrunedSparseIndex(SparseIndex):
                  max_candidates: int = 0):
         self.source = NgramCandidates() if source is None else source
         self.source.check(name, candidates)
-        if candidates_growth < 1 or growth_from < 1 or (
+        numbers = (candidates_growth, growth_from, max_candidates)
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in numbers) or \
+                candidates_growth < 1 or growth_from < 1 or (
                 candidates_growth > 1 and max_candidates < candidates):
             raise BioLinkError(Errors.E225.format(
                 index=name, growth=candidates_growth, start=growth_from,
