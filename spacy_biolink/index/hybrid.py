@@ -21,7 +21,7 @@ from scipy import sparse
 from ..errors import BioLinkError, Errors
 from .auto import AutoSparseIndex
 from .faiss import FaissIndex
-from .sparse import NameIndex, SearchResult, SparseIndex, _empty_result, top_k
+from .sparse import NameIndex, SearchResult, SparseIndex, _empty_result, _sparse_kernels
 
 # faiss kinds whose vectors can be read back exactly for rescoring
 RECONSTRUCTIBLE = ("flat", "hnsw")
@@ -88,19 +88,74 @@ class HybridIndex(NameIndex):
         take = max(k, self.candidates)
         _, dense_ids = self.dense.search(dense_queries, take)
         _, sparse_ids = self.sparse.search(sparse_queries, take)
-        for row, names in enumerate(_union(dense_ids, sparse_ids)):
-            if not len(names):
-                continue
-            exact = self._dense_scores(dense_queries[row], names) + \
-                self._sparse_scores(sparse_queries, row, names)
-            found, found_ids = top_k(exact, names, k)
-            scores[row, :len(found)] = found
-            ids[row, :len(found)] = found_ids
+        names, counts = _union(dense_ids, sparse_ids)
+        # Every row's union scored at once: per-row numpy calls cost more than the
+        # arithmetic on a few hundred names.
+        exact = self._all_sparse_scores(sparse_queries, names, counts)
+        dense_rows = self._reconstruct(names[names >= 0])
+        at = 0
+        for row, count in enumerate(counts.tolist()):
+            if count:
+                # The same (count x width) @ (width,) product per row as before the batched
+                # rescoring, so the dense scores keep their bits.
+                exact[row, :count] += dense_rows[at:at + count] @ dense_queries[row]
+                at += count
+        exact[names < 0] = -numpy.inf
+        # score descending, ties to the lower id (top_k's order); padding sorts last
+        order = numpy.lexsort((names, -exact), axis=-1)[:, :k]
+        found, found_ids = (numpy.take_along_axis(exact, order, axis=1),
+                            numpy.take_along_axis(names, order, axis=1))
+        width = found.shape[1]
+        valid = found_ids >= 0
+        scores[:, :width] = numpy.where(valid, found, 0.0)
+        ids[:, :width] = found_ids
         return scores, ids
 
-    def _dense_scores(self, query: numpy.ndarray, names: numpy.ndarray) -> numpy.ndarray:
-        rows = self.dense.index.reconstruct_batch(names)
-        return rows @ query
+    def _reconstruct(self, names: numpy.ndarray) -> numpy.ndarray:
+        if not len(names):
+            return numpy.zeros((0, self.dense_width), dtype=numpy.float32)
+        return self.dense.index.reconstruct_batch(names)
+
+    def _all_sparse_scores(self, queries: sparse.csr_matrix, names: numpy.ndarray,
+                           counts: numpy.ndarray) -> numpy.ndarray:
+        """The sparse part of q . name for each row's names (-1: none, scored 0), float32.
+        The kernel walks each name's own features (names x features rows) and sums in
+        ascending feature order, the order of a canonical query row, so its sums are those
+        of the per-row numpy loop (which sums in the query's stored order): queries that
+        are not canonical, or a missing kernel, take that loop."""
+        rows = self._name_rows()
+        if rows is not None and queries.has_canonical_format \
+                and numpy.isfinite(queries.data).all():
+            return _sparse_kernels().rescore_rows(queries.indptr, queries.indices,
+                                                  queries.data, rows, queries.shape[1], names)
+        out = numpy.zeros(names.shape, dtype=numpy.float32)
+        for row, count in enumerate(counts.tolist()):
+            if count:
+                out[row, :count] = self._sparse_scores(queries, row, names[row, :count])
+        return out
+
+    def _name_rows(self):
+        """The sparse part's names x features rows (ascending features) as the numba kernel
+        takes them, or None where the kernel is missing or would not give the numpy loop's
+        sums (not float32, non-finite). Built on the first search after each build, add or
+        load: a second copy of the postings, held in memory only."""
+        m = self.sparse.names_t
+        cached = getattr(self, "_rows_cache", None)
+        if cached is None or cached[0] is not m:
+            rows = None
+            kernel = _sparse_kernels()
+            # canonical postings: no (feature, name) pair twice, which the loop reads once
+            if (kernel is not None and m.dtype == numpy.float32 and m.shape[1] < 2 ** 31
+                    and m.has_canonical_format and numpy.isfinite(m.data).all()):
+                names = m.T.tocsr()
+                names.sort_indices()
+                rows = kernel.prepare_postings(names.indptr, names.indices, names.data,
+                                               m.shape[0])
+            cached = self._rows_cache = (m, rows)
+        return cached[1]
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_rows_cache": None}
 
     def _sparse_scores(self, queries: sparse.csr_matrix, row: int,
                        names: numpy.ndarray) -> numpy.ndarray:
@@ -159,8 +214,16 @@ class HybridIndex(NameIndex):
         return self
 
 
-def _union(dense_ids: numpy.ndarray, sparse_ids: numpy.ndarray):
-    """Per query row, the distinct name ids either part found (-1 is padding)."""
+def _union(dense_ids: numpy.ndarray, sparse_ids: numpy.ndarray
+           ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Per query row, the distinct name ids either part found, ascending, then -1 padding
+    (-1 is padding in the inputs too); and how many each row has."""
     both = numpy.concatenate([dense_ids, sparse_ids], axis=1)
-    for row in both:
-        yield numpy.unique(row[row >= 0])
+    both.sort(axis=1)
+    drop = both < 0
+    drop[:, 1:] |= both[:, 1:] == both[:, :-1]
+    both[drop] = numpy.iinfo(both.dtype).max
+    both.sort(axis=1)
+    counts = both.shape[1] - drop.sum(axis=1)
+    both[both == numpy.iinfo(both.dtype).max] = -1
+    return both, counts
