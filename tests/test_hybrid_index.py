@@ -151,3 +151,19 @@ def test_batched_rescoring_keeps_every_bit_of_the_per_row_one(kind, monkeypatch)
     got = index.search(queries, 5)
     want = per_row_search(index, queries, 5)
     assert numpy.array_equal(got[1], want[1]) and numpy.array_equal(got[0], want[0])
+
+
+def test_threads_search_the_parts_side_by_side_with_the_same_results():
+    names = hybrid_rows(300, seed=8)
+    queries = hybrid_rows(40, seed=9)  # >= MIN_QUERIES_FOR_THREADS: the threaded path
+    index = hybrid_index(candidates=10, kind="hnsw")
+    index.build(names)
+    index.n_threads = 1
+    alone = index.search(queries, 6)
+    index.n_threads = 2
+    assert index.n_threads == 2
+    together = index.search(queries, 6)
+    assert numpy.array_equal(alone[0], together[0]) and numpy.array_equal(alone[1], together[1])
+    for bad in (-1, 1.5, True):
+        with pytest.raises(BioLinkError, match="n_threads"):
+            index.n_threads = bad

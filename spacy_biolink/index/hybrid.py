@@ -12,7 +12,12 @@ sparse and dense top-k.
 
 A name can be missed only if neither part alone ranks it among its `candidates` best
 while the sum ranks it among the k best. `candidates` >= the number of names is exact.
+
+`n_threads` (not saved; 0 by default: one per core, one in a child process, see
+threads.py): with two or more, a batch's sparse search runs in a second thread while
+faiss searches the dense part (both release the GIL); the results do not depend on it.
 """
+from concurrent.futures import ThreadPoolExecutor
 from typing import Tuple
 
 import numpy
@@ -22,9 +27,12 @@ from ..errors import BioLinkError, Errors
 from .auto import AutoSparseIndex
 from .faiss import FaissIndex
 from .sparse import NameIndex, SearchResult, SparseIndex, _empty_result, _sparse_kernels
+from .threads import search_threads, valid_thread_count
 
 # faiss kinds whose vectors can be read back exactly for rescoring
 RECONSTRUCTIBLE = ("flat", "hnsw")
+# Fewer queries than this are searched part after part: a thread costs more than it saves.
+MIN_QUERIES_FOR_THREADS = 16
 
 
 class HybridIndex(NameIndex):
@@ -34,7 +42,7 @@ class HybridIndex(NameIndex):
     vector_kind = "sparse"
 
     def __init__(self, dense_width: int, dense: FaissIndex, sparse_index: SparseIndex,
-                 candidates: int = 64):
+                 candidates: int = 64, *, n_threads: int = 0):
         if not isinstance(dense, FaissIndex) or dense.kind not in RECONSTRUCTIBLE:
             raise BioLinkError(Errors.E209.format(
                 part="dense", got=getattr(dense, "kind", type(dense).__name__),
@@ -49,6 +57,21 @@ class HybridIndex(NameIndex):
         self.dense = dense
         self.sparse = sparse_index
         self.candidates = candidates
+        self.n_threads = n_threads
+
+    @property
+    def n_threads(self) -> int:
+        """Threads a search uses now: 1 searches the parts one after the other, more lets
+        the sparse part run beside the dense one. Setting it to anything but a whole
+        number >= 0 raises BioLinkError E223."""
+        return search_threads(self._n_threads)
+
+    @n_threads.setter
+    def n_threads(self, value) -> None:
+        """Set the threads setting (0: one per core, one in a child process)."""
+        if not valid_thread_count(value):
+            raise BioLinkError(Errors.E223.format(index="HybridIndex", value=value))
+        self._n_threads = value
 
     @property
     def n_vectors(self) -> int:
@@ -86,8 +109,14 @@ class HybridIndex(NameIndex):
         if k == 0 or self.n_vectors == 0:
             return scores, ids
         take = max(k, self.candidates)
-        _, dense_ids = self.dense.search(dense_queries, take)
-        _, sparse_ids = self.sparse.search(sparse_queries, take)
+        if self.n_threads > 1 and len(dense_queries) >= MIN_QUERIES_FOR_THREADS:
+            with ThreadPoolExecutor(1) as pool:
+                sparse_found = pool.submit(self.sparse.search, sparse_queries, take)
+                _, dense_ids = self.dense.search(dense_queries, take)
+                _, sparse_ids = sparse_found.result()
+        else:
+            _, dense_ids = self.dense.search(dense_queries, take)
+            _, sparse_ids = self.sparse.search(sparse_queries, take)
         names, counts = _union(dense_ids, sparse_ids)
         # Every row's union scored at once: per-row numpy calls cost more than the
         # arithmetic on a few hundred names.
