@@ -12,11 +12,14 @@ with --profile, where one pipeline's pass spends its time (cProfile, one thread)
 Issue 32/33 (fast encoder, its TF-IDF hybrid before and after the batched rescoring, the
 hybrid with the learned reranker, and the triplet network, ratios to the triplet's speed):
 
+    V2='{"components.bio_linker.encoder.dense.@architectures": "spacy-biolink.FastNameEncoder.v2"}'
     OMP_NUM_THREADS=1 python benchmarks/exploration/link_speed_side_by_side.py \
         --corpus ../shared/data/ncbi_disease/NCBItestset_corpus.txt \
         --pipeline tfidf=/tmp/i32/tfidf_dict --pipeline fast_hnsw=/tmp/i32/L_vocab_dict_hnsw \
         --pipeline hybrid=/tmp/i32/L_ncbi_hybrid_dict --per-row hybrid_per_row=hybrid \
-        --pipeline hybrid_rr20=/tmp/s16_33/H_strict_rr \
+        --pipeline hybrid_v2=/tmp/i32/L_ncbi_hybrid_dict --config "hybrid_v2=$V2" \
+        --pipeline rr20=/tmp/s16_33/H_strict_rr --per-row rr20_per_row=rr20 \
+        --pipeline rr20_v2=/tmp/s16_33/H_strict_rr --config "rr20_v2=$V2" \
         --pipeline triplet=/tmp/s16_32b/L_tri_ncbi_dict --ratio-to triplet --repeats 5
 
 A pass is bench_vs_scispacy.py's: `nlp.pipe` over docs whose doc.ents are the corpus's
@@ -50,21 +53,29 @@ def main(argv=None) -> int:
     p.add_argument("--per-row", action="append", default=[], metavar="LABEL=SOURCE",
                    help="pipeline SOURCE loaded again, its HybridIndex rescoring each query's "
                         "candidates in its own numpy loop, as before the batched rescoring")
+    p.add_argument("--config", action="append", default=[], metavar="LABEL=JSON",
+                   help="dotted config overrides for spacy.load of LABEL's pipeline, e.g. "
+                        "'{\"components.bio_linker.encoder.dense.@architectures\": "
+                        "\"spacy-biolink.FastNameEncoder.v2\"}'")
     p.add_argument("--ratio-to", default=None, help="a LABEL: each best speed / its best")
     p.add_argument("--json", type=Path, default=None, help="write the best speeds here")
     args = p.parse_args(argv)
     import spacy
 
     pipelines = {}
+    overrides = {spec.split("=", 1)[0]: json.loads(spec.split("=", 1)[1]) for spec in args.config}
     for spec in args.pipeline:
         label, path, *settings = spec.split("=", 2)
         index = json.loads(settings[0]) if settings else {}
         config = {"components": {"bio_linker": {"index": index}}} if index else {}
+        config.update(overrides.get(label, {}))
         nlp = spacy.load(path, config=config)
         pipelines[label] = nlp
     paths = {spec.split("=", 2)[0]: spec.split("=", 2)[1] for spec in args.pipeline}
+    per_row = set()
     for spec in args.per_row:
         label, source = spec.split("=", 1)
+        per_row.add(label)
         nlp = spacy.load(paths[source])
         index = nlp.get_pipe("bio_linker").index
         index.search = per_row_search.__get__(index)
@@ -84,7 +95,9 @@ def main(argv=None) -> int:
     settings = []
     for label, nlp in pipelines.items():
         index = nlp.get_pipe("bio_linker").index
-        if hasattr(index, "n_threads"):
+        if label in per_row:
+            settings.append((label, 1, index))  # it searches its parts one after the other
+        elif hasattr(index, "n_threads"):
             settings += [(label, 1, index), (label, index.n_threads, index)]
         else:
             # its threads are faiss's and torch's: OMP_NUM_THREADS sets them

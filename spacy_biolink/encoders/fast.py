@@ -86,11 +86,28 @@ def embed_by_length(model: Model, texts: List[str]) -> numpy.ndarray:
     lengths = mask.sum(axis=1)
     order = numpy.argsort(lengths, kind="stable")
     bounds = numpy.flatnonzero(numpy.diff(lengths[order])) + 1
-    batch_size = model.attrs["batch_size"]
     was_training = module.training
     module.eval()
+    # One intra-op thread: each pass is small, and an OpenMP region per pass costs more
+    # than it saves (on a loaded machine every region waits for a descheduled worker).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        _passes_by_length(model, module, ids, mask, numpy.split(order, bounds), out)
+    finally:
+        torch.set_num_threads(threads)
+        module.train(was_training)
+    return out
+
+
+def _passes_by_length(model: Model, module, ids: numpy.ndarray, mask: numpy.ndarray, groups,
+                      out: numpy.ndarray) -> None:
+    import torch
+
+    batch_size = model.attrs["batch_size"]
+    lengths = mask.sum(axis=1)
     with torch.no_grad():
-        for group in numpy.split(order, bounds):
+        for group in groups:
             width = max(int(lengths[group[0]]), 1)
             for start in range(0, len(group), batch_size):
                 rows = group[start:start + batch_size]
@@ -99,8 +116,6 @@ def embed_by_length(model: Model, texts: List[str]) -> numpy.ndarray:
                 if model.attrs["normalize"]:
                     vectors = torch.nn.functional.normalize(vectors, dim=-1)
                 out[rows] = vectors.float().cpu().numpy()
-    module.train(was_training)
-    return out
 
 
 def _no_backprop(d_output):
