@@ -780,6 +780,21 @@ def build_fast_name_encoder(vocab_size: int = 0, embed_dim: int = 256, hidden_wi
                              dropout, max_length, normalize, batch_size)
 
 
+@registry.architectures("spacy-biolink.FastNameEncoder.v2")
+def build_fast_name_encoder_v2(vocab_size: int = 0, embed_dim: int = 256,
+                               hidden_width: int = 128, width: int = 128, n_layers: int = 2,
+                               kernel_size: int = 3, dropout: float = 0.1,
+                               max_length: int = 25, normalize: bool = True,
+                               batch_size: int = 1024):
+    """FastNameEncoder.v1 encoding texts grouped by token count, no padding (encoders/fast.py
+    embed_by_length): the same weights and saved bytes, so a v1 encoder loads as v2; its
+    vectors differ from v1's by float rounding only."""
+    from .encoders.fast import fast_name_encoder
+
+    return fast_name_encoder(vocab_size, embed_dim, hidden_width, width, n_layers, kernel_size,
+                             dropout, max_length, normalize, batch_size, by_length=True)
+
+
 @registry.misc("spacy-biolink.FastEncoderTrainer.v1")
 def build_fast_encoder_trainer(recipe: str = "auto", align_epochs: int = 3,
                                corpus_epochs: int = 3, max_minutes: float = 25.0,

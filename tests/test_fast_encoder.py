@@ -260,3 +260,37 @@ def test_v1_trainer_keeps_its_two_recipes():
     trainer = registry.resolve({"t": {"@misc": "spacy-biolink.FastEncoderTrainer.v2",
                                       "recipe": "distil"}})["t"]
     assert trainer.recipe == "distil" and trainer.distil_epochs == 2
+
+
+def test_v2_encodes_by_token_count_with_v1s_weights_and_vectors(backbone):
+    """FastNameEncoder.v2 reads a v1 encoder's bytes and gives its vectors (up to float
+    rounding) with no padded position in any forward pass."""
+    from spacy.util import registry
+
+    from spacy_biolink.encoders.fast import init_from_backbone
+    from spacy_biolink.encoders.torch_wrapper import torch_module
+
+    sizes = {"vocab_size": 0, "embed_dim": 16, "hidden_width": 16, "width": 16}
+    models = {}
+    for version in ("v1", "v2"):
+        from spacy_biolink.encoders.fast import backbone_vocab_size
+
+        sizes["vocab_size"] = backbone_vocab_size(backbone)
+        models[version] = registry.resolve({"m": {
+            "@architectures": f"spacy-biolink.FastNameEncoder.{version}", **sizes}})["m"]
+    init_from_backbone(models["v1"], backbone)
+    models["v2"].from_bytes(models["v1"].to_bytes())
+    masks = []
+    module = torch_module(models["v2"])
+    hook = module.register_forward_pre_hook(lambda _, inputs: masks.append(inputs[1].numpy()))
+    texts = ["kidney failure", "renal insufficiency of the kidney", "", "failure",
+             "kidney", "renal failure", "insufficiency"] * 3
+    try:
+        v1, v2 = models["v1"].predict(texts), models["v2"].predict(texts)
+    finally:
+        hook.remove()
+    assert numpy.allclose(v1, v2, atol=1e-6) and not numpy.array_equal(v1, numpy.zeros_like(v1))
+    # one pass per token count; only the empty text's row is masked
+    lengths = sorted(int(m.shape[1]) for m in masks)
+    assert len(set(lengths)) == len(lengths) and len(masks) >= 3
+    assert all(m.all() or not m.any() for m in masks)

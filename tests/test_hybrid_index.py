@@ -97,3 +97,73 @@ def test_bad_parts_and_rows_are_clear_errors():
         index.build(sparse.random(5, 16, density=0.5, format="csr", dtype="f"))
     with pytest.raises(BioLinkError, match="needs sparse"):
         index.build(numpy.ones((5, 40), dtype="f"))
+
+
+def per_row_search(index, queries: sparse.csr_matrix, k: int):
+    """The rescoring as HybridIndex did it before it was batched: per query row, the
+    union's dense rows @ the query plus, for each query feature in stored order, its
+    weight times the name's posting value; then top_k."""
+    from spacy_biolink.index.sparse import top_k
+
+    queries = sparse.csr_matrix(queries, dtype="f")
+    dense_q = queries[:, :index.dense_width].toarray()
+    sparse_q = queries[:, index.dense_width:].tocsr()
+    take = max(k, index.candidates)
+    _, dense_ids = index.dense.search(dense_q, take)
+    _, sparse_ids = index.sparse.search(sparse_q, take)
+    postings = index.sparse.names_t
+    scores = numpy.zeros((queries.shape[0], k), dtype="f")
+    ids = numpy.full((queries.shape[0], k), -1, dtype=numpy.int64)
+    for row in range(queries.shape[0]):
+        both = numpy.concatenate([dense_ids[row], sparse_ids[row]])
+        names = numpy.unique(both[both >= 0])
+        exact = index.dense.index.reconstruct_batch(names) @ dense_q[row]
+        part = numpy.zeros(len(names), dtype="f")
+        lo, hi = sparse_q.indptr[row], sparse_q.indptr[row + 1]
+        for feature, weight in zip(sparse_q.indices[lo:hi], sparse_q.data[lo:hi]):
+            holders = postings.indices[postings.indptr[feature]:postings.indptr[feature + 1]]
+            values = postings.data[postings.indptr[feature]:postings.indptr[feature + 1]]
+            for j, name in enumerate(names):
+                hit = numpy.flatnonzero(holders == name)
+                if len(hit):
+                    part[j] += weight * values[hit[0]]
+        found, found_ids = top_k(exact + part, names, k)
+        scores[row, :len(found)], ids[row, :len(found)] = found, found_ids
+    return scores, ids
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+def test_batched_rescoring_keeps_every_bit_of_the_per_row_one(kind, monkeypatch):
+    """The compiled rescoring of all rows at once gives the per-row sums bit for bit
+    (links and scores unchanged), ties included; so does its fallback (no kernel)."""
+    names = hybrid_rows(300, seed=6)
+    # exact duplicates of names: equal scores, ordered by id
+    names = sparse.vstack([names, names[:40]], format="csr")
+    queries = sparse.vstack([hybrid_rows(60, seed=7), names[:10]], format="csr")
+    index = hybrid_index(candidates=12, kind=kind)
+    index.build(names)
+    for k in (1, 5, 30, 400):
+        want = per_row_search(index, queries, k)
+        got = index.search(queries, k)
+        assert numpy.array_equal(got[1], want[1]) and numpy.array_equal(got[0], want[0])
+    assert index._name_rows() is not None  # the kernel path ran
+    monkeypatch.setattr(type(index), "_name_rows", lambda self: None)
+    got = index.search(queries, 5)
+    want = per_row_search(index, queries, 5)
+    assert numpy.array_equal(got[1], want[1]) and numpy.array_equal(got[0], want[0])
+
+
+def test_threads_search_the_parts_side_by_side_with_the_same_results():
+    names = hybrid_rows(300, seed=8)
+    queries = hybrid_rows(40, seed=9)  # >= MIN_QUERIES_FOR_THREADS: the threaded path
+    index = hybrid_index(candidates=10, kind="hnsw")
+    index.build(names)
+    index.n_threads = 1
+    alone = index.search(queries, 6)
+    index.n_threads = 2
+    assert index.n_threads == 2
+    together = index.search(queries, 6)
+    assert numpy.array_equal(alone[0], together[0]) and numpy.array_equal(alone[1], together[1])
+    for bad in (-1, 1.5, True):
+        with pytest.raises(BioLinkError, match="n_threads"):
+            index.n_threads = bad

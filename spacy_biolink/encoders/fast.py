@@ -26,8 +26,12 @@ from .transformer import NameTokenizer, backbone_tokenizer_json, embed
 def fast_name_encoder(vocab_size: int = 0, embed_dim: int = 256, hidden_width: int = 128,
                       width: int = 128, n_layers: int = 2, kernel_size: int = 3,
                       dropout: float = 0.1, max_length: int = 25, normalize: bool = True,
-                      batch_size: int = 1024) -> Model[List[str], numpy.ndarray]:
-    """The ResCNN name encoder; vocab_size (the tokenizer's) is filled in by `train`."""
+                      batch_size: int = 1024, by_length: bool = False
+                      ) -> Model[List[str], numpy.ndarray]:
+    """The ResCNN name encoder; vocab_size (the tokenizer's) is filled in by `train`.
+    by_length: encode texts grouped by token count (embed_by_length) rather than in
+    batches padded to their longest text: the same weights, faster, the same vectors up
+    to float rounding (FastNameEncoder.v2)."""
     if vocab_size < 1:
         raise BioLinkError(Errors.E690.format(vocab_size=vocab_size))
     if min(embed_dim, hidden_width, width, n_layers + 1, kernel_size) < 1 or kernel_size % 2 == 0:
@@ -38,10 +42,13 @@ def fast_name_encoder(vocab_size: int = 0, embed_dim: int = 256, hidden_width: i
 
     module = ResidualCnnNameEncoder(vocab_size, embed_dim, hidden_width, width, n_layers,
                                     kernel_size, dropout)
-    return Model("fast_name_encoder", _forward, layers=[wrap_torch_module(module)],
-                 init=_init, attrs={"tokenizer": NameTokenizer(max_length), "output": "dense",
-                                    "similarity": "cosine" if normalize else "inner_product",
-                                    "normalize": normalize, "batch_size": batch_size})
+    # by_length picks the forward, not an attr: attrs travel in the saved bytes, so a v1
+    # encoder's would switch a v2 loading them back.
+    forward = _forward_by_length if by_length else _forward
+    return Model("fast_name_encoder", forward, layers=[wrap_torch_module(module)], init=_init,
+                 attrs={"tokenizer": NameTokenizer(max_length), "output": "dense",
+                        "similarity": "cosine" if normalize else "inner_product",
+                        "normalize": normalize, "batch_size": batch_size})
 
 
 def _init(model: Model, X=None, Y=None) -> None:
@@ -54,6 +61,61 @@ def _forward(model: Model, texts: List[str], is_train: bool):
     if is_train:
         raise BioLinkError(Errors.E655)
     return embed(model, list(texts)), _no_backprop
+
+
+def _forward_by_length(model: Model, texts: List[str], is_train: bool):
+    if is_train:
+        raise BioLinkError(Errors.E655)
+    return embed_by_length(model, list(texts)), _no_backprop
+
+
+def embed_by_length(model: Model, texts: List[str]) -> numpy.ndarray:
+    """Pooled (normalised if the model says so) vectors of `texts`, each forward pass over
+    texts of one token count, so no position is padding: a batch padded to its longest
+    name spends most of its convolutions on padding (names are a few subwords, the
+    longest 25). The vectors are embed's up to float rounding (a matrix product's sums
+    depend on its shape), which moves a score in its last digits, not a ranking
+    (BENCHMARKS.md, issue 32's speed)."""
+    import torch
+
+    module = torch_module(model)
+    out = numpy.zeros((len(texts), module.width), dtype=numpy.float32)
+    if not texts:
+        return out
+    ids, mask = model.attrs["tokenizer"](texts)
+    lengths = mask.sum(axis=1)
+    order = numpy.argsort(lengths, kind="stable")
+    bounds = numpy.flatnonzero(numpy.diff(lengths[order])) + 1
+    was_training = module.training
+    module.eval()
+    # One intra-op thread: each pass is small, and an OpenMP region per pass costs more
+    # than it saves (on a loaded machine every region waits for a descheduled worker).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        _passes_by_length(model, module, ids, mask, numpy.split(order, bounds), out)
+    finally:
+        torch.set_num_threads(threads)
+        module.train(was_training)
+    return out
+
+
+def _passes_by_length(model: Model, module, ids: numpy.ndarray, mask: numpy.ndarray, groups,
+                      out: numpy.ndarray) -> None:
+    import torch
+
+    batch_size = model.attrs["batch_size"]
+    lengths = mask.sum(axis=1)
+    with torch.no_grad():
+        for group in groups:
+            width = max(int(lengths[group[0]]), 1)
+            for start in range(0, len(group), batch_size):
+                rows = group[start:start + batch_size]
+                vectors = module(torch.from_numpy(numpy.ascontiguousarray(ids[rows, :width])),
+                                 torch.from_numpy(numpy.ascontiguousarray(mask[rows, :width])))
+                if model.attrs["normalize"]:
+                    vectors = torch.nn.functional.normalize(vectors, dim=-1)
+                out[rows] = vectors.float().cpu().numpy()
 
 
 def _no_backprop(d_output):

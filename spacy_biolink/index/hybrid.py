@@ -12,7 +12,12 @@ sparse and dense top-k.
 
 A name can be missed only if neither part alone ranks it among its `candidates` best
 while the sum ranks it among the k best. `candidates` >= the number of names is exact.
+
+`n_threads` (not saved; 0 by default: one per core, one in a child process, see
+threads.py): with two or more, a batch's sparse search runs in a second thread while
+faiss searches the dense part (both release the GIL); the results do not depend on it.
 """
+from concurrent.futures import ThreadPoolExecutor
 from typing import Tuple
 
 import numpy
@@ -21,10 +26,13 @@ from scipy import sparse
 from ..errors import BioLinkError, Errors
 from .auto import AutoSparseIndex
 from .faiss import FaissIndex
-from .sparse import NameIndex, SearchResult, SparseIndex, _empty_result, top_k
+from .sparse import NameIndex, SearchResult, SparseIndex, _empty_result, _sparse_kernels
+from .threads import search_threads, valid_thread_count
 
 # faiss kinds whose vectors can be read back exactly for rescoring
 RECONSTRUCTIBLE = ("flat", "hnsw")
+# Fewer queries than this are searched part after part: a thread costs more than it saves.
+MIN_QUERIES_FOR_THREADS = 16
 
 
 class HybridIndex(NameIndex):
@@ -34,7 +42,7 @@ class HybridIndex(NameIndex):
     vector_kind = "sparse"
 
     def __init__(self, dense_width: int, dense: FaissIndex, sparse_index: SparseIndex,
-                 candidates: int = 64):
+                 candidates: int = 64, *, n_threads: int = 0):
         if not isinstance(dense, FaissIndex) or dense.kind not in RECONSTRUCTIBLE:
             raise BioLinkError(Errors.E209.format(
                 part="dense", got=getattr(dense, "kind", type(dense).__name__),
@@ -49,6 +57,21 @@ class HybridIndex(NameIndex):
         self.dense = dense
         self.sparse = sparse_index
         self.candidates = candidates
+        self.n_threads = n_threads
+
+    @property
+    def n_threads(self) -> int:
+        """Threads a search uses now: 1 searches the parts one after the other, more lets
+        the sparse part run beside the dense one. Setting it to anything but a whole
+        number >= 0 raises BioLinkError E223."""
+        return search_threads(self._n_threads)
+
+    @n_threads.setter
+    def n_threads(self, value) -> None:
+        """Set the threads setting (0: one per core, one in a child process)."""
+        if not valid_thread_count(value):
+            raise BioLinkError(Errors.E223.format(index="HybridIndex", value=value))
+        self._n_threads = value
 
     @property
     def n_vectors(self) -> int:
@@ -86,21 +109,82 @@ class HybridIndex(NameIndex):
         if k == 0 or self.n_vectors == 0:
             return scores, ids
         take = max(k, self.candidates)
-        _, dense_ids = self.dense.search(dense_queries, take)
-        _, sparse_ids = self.sparse.search(sparse_queries, take)
-        for row, names in enumerate(_union(dense_ids, sparse_ids)):
-            if not len(names):
-                continue
-            exact = self._dense_scores(dense_queries[row], names) + \
-                self._sparse_scores(sparse_queries, row, names)
-            found, found_ids = top_k(exact, names, k)
-            scores[row, :len(found)] = found
-            ids[row, :len(found)] = found_ids
+        if self.n_threads > 1 and len(dense_queries) >= MIN_QUERIES_FOR_THREADS:
+            with ThreadPoolExecutor(1) as pool:
+                sparse_found = pool.submit(self.sparse.search, sparse_queries, take)
+                _, dense_ids = self.dense.search(dense_queries, take)
+                _, sparse_ids = sparse_found.result()
+        else:
+            _, dense_ids = self.dense.search(dense_queries, take)
+            _, sparse_ids = self.sparse.search(sparse_queries, take)
+        names, counts = _union(dense_ids, sparse_ids)
+        # Every row's union scored at once: per-row numpy calls cost more than the
+        # arithmetic on a few hundred names.
+        exact = self._all_sparse_scores(sparse_queries, names, counts)
+        dense_rows = self._reconstruct(names[names >= 0])
+        at = 0
+        for row, count in enumerate(counts.tolist()):
+            if count:
+                # The same (count x width) @ (width,) product per row as before the batched
+                # rescoring, so the dense scores keep their bits.
+                exact[row, :count] += dense_rows[at:at + count] @ dense_queries[row]
+                at += count
+        exact[names < 0] = -numpy.inf
+        # score descending, ties to the lower id (top_k's order); padding sorts last
+        order = numpy.lexsort((names, -exact), axis=-1)[:, :k]
+        found, found_ids = (numpy.take_along_axis(exact, order, axis=1),
+                            numpy.take_along_axis(names, order, axis=1))
+        width = found.shape[1]
+        valid = found_ids >= 0
+        scores[:, :width] = numpy.where(valid, found, 0.0)
+        ids[:, :width] = found_ids
         return scores, ids
 
-    def _dense_scores(self, query: numpy.ndarray, names: numpy.ndarray) -> numpy.ndarray:
-        rows = self.dense.index.reconstruct_batch(names)
-        return rows @ query
+    def _reconstruct(self, names: numpy.ndarray) -> numpy.ndarray:
+        if not len(names):
+            return numpy.zeros((0, self.dense_width), dtype=numpy.float32)
+        return self.dense.index.reconstruct_batch(names)
+
+    def _all_sparse_scores(self, queries: sparse.csr_matrix, names: numpy.ndarray,
+                           counts: numpy.ndarray) -> numpy.ndarray:
+        """The sparse part of q . name for each row's names (-1: none, scored 0), float32.
+        The kernel walks each name's own features (names x features rows) and sums in
+        ascending feature order, the order of a canonical query row, so its sums are those
+        of the per-row numpy loop (which sums in the query's stored order): queries that
+        are not canonical, or a missing kernel, take that loop."""
+        rows = self._name_rows()
+        if rows is not None and queries.has_canonical_format \
+                and numpy.isfinite(queries.data).all():
+            return _sparse_kernels().rescore_rows(queries.indptr, queries.indices,
+                                                  queries.data, rows, queries.shape[1], names)
+        out = numpy.zeros(names.shape, dtype=numpy.float32)
+        for row, count in enumerate(counts.tolist()):
+            if count:
+                out[row, :count] = self._sparse_scores(queries, row, names[row, :count])
+        return out
+
+    def _name_rows(self):
+        """The sparse part's names x features rows (ascending features) as the numba kernel
+        takes them, or None where the kernel is missing or would not give the numpy loop's
+        sums (not float32, non-finite). Built on the first search after each build, add or
+        load: a second copy of the postings, held in memory only."""
+        m = self.sparse.names_t
+        cached = getattr(self, "_rows_cache", None)
+        if cached is None or cached[0] is not m:
+            rows = None
+            kernel = _sparse_kernels()
+            # canonical postings: no (feature, name) pair twice, which the loop reads once
+            if (kernel is not None and m.dtype == numpy.float32 and m.shape[1] < 2 ** 31
+                    and m.has_canonical_format and numpy.isfinite(m.data).all()):
+                names = m.T.tocsr()
+                names.sort_indices()
+                rows = kernel.prepare_postings(names.indptr, names.indices, names.data,
+                                               m.shape[0])
+            cached = self._rows_cache = (m, rows)
+        return cached[1]
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_rows_cache": None}
 
     def _sparse_scores(self, queries: sparse.csr_matrix, row: int,
                        names: numpy.ndarray) -> numpy.ndarray:
@@ -159,8 +243,16 @@ class HybridIndex(NameIndex):
         return self
 
 
-def _union(dense_ids: numpy.ndarray, sparse_ids: numpy.ndarray):
-    """Per query row, the distinct name ids either part found (-1 is padding)."""
+def _union(dense_ids: numpy.ndarray, sparse_ids: numpy.ndarray
+           ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Per query row, the distinct name ids either part found, ascending, then -1 padding
+    (-1 is padding in the inputs too); and how many each row has."""
     both = numpy.concatenate([dense_ids, sparse_ids], axis=1)
-    for row in both:
-        yield numpy.unique(row[row >= 0])
+    both.sort(axis=1)
+    drop = both < 0
+    drop[:, 1:] |= both[:, 1:] == both[:, :-1]
+    both[drop] = numpy.iinfo(both.dtype).max
+    both.sort(axis=1)
+    counts = both.shape[1] - drop.sum(axis=1)
+    both[both == numpy.iinfo(both.dtype).max] = -1
+    return both, counts

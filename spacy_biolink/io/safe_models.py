@@ -22,6 +22,7 @@ ENCODER_ARCHITECTURES = (
     "spacy-biolink.BioSynEncoder.v1",
     "spacy-biolink.BneEncoder.v1",
     "spacy-biolink.FastNameEncoder.v1",
+    "spacy-biolink.FastNameEncoder.v2",
 )
 VERIFIER_ARCHITECTURES = ("spacy-biolink.SiameseVerifier.v1", "spacy-biolink.SiameseVerifier.v2")
 RERANKER_ARCHITECTURES = ("spacy-biolink.CrossEncoderReranker.v1",)
