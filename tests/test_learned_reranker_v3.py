@@ -18,7 +18,9 @@ from spacy_biolink.linker.stages.learned_reranker import (FEATURES, FEATURES_V3,
 from spacy_biolink.training import train_from_config
 from spacy_biolink.training.dev import build_linker
 
-from .test_learned_reranker import CONFIG, corpus_text, dictionary_text
+from .test_learned_reranker import corpus_text, dictionary_text
+
+CONFIG_V3 = "configs/rank_v3.cfg"
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 DENSE_WEIGHT, SPARSE_WEIGHT = 1.0, 0.5
@@ -132,11 +134,8 @@ def trained_v3(tmp_path_factory):
     (root / "dict.txt").write_text(dictionary_text(), encoding="utf8")
     (root / "train.txt").write_text(corpus_text(range(0, 40)), encoding="utf8")
     (root / "dev.txt").write_text(corpus_text(range(0, 40, 2)), encoding="utf8")
-    config = open(CONFIG, encoding="utf8").read().replace(
-        "spacy-biolink.LearnedRerankerTrainer.v1", "spacy-biolink.LearnedRerankerTrainer.v2")
-    (root / "rank_v3.cfg").write_text(config, encoding="utf8")
     init_linker(root / "linker", root / "dict.txt")
-    meta = train_from_config(root / "rank_v3.cfg", root / "ranker", overrides={
+    meta = train_from_config(CONFIG_V3, root / "ranker", overrides={
         "paths.linker": str(root / "linker"), "paths.train": str(root / "train.txt"),
         "paths.dev": str(root / "dev.txt"), "training.k": 5, "training.min_data_in_leaf": 2,
         "training.max_rounds": 30, "training.early_stopping_rounds": 10,
