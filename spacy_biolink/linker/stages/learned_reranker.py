@@ -514,9 +514,10 @@ class LearnedReranker(Stage):
         return self._view
 
     def features(self, linker, mentions: Sequence, links: Sequence) -> numpy.ndarray:
-        """One row of `feature_names` (FEATURES, or FEATURES_V3) per candidate (the first k) of every linked text, in order:
-        mention by mention, part by part, candidate by candidate; computed for the whole
-        batch at once (the lexical ones once per distinct (query key, concept) pair)."""
+        """One row of `feature_names` (FEATURES, or FEATURES_V3) per candidate (the first
+        k) of every linked text, in order: mention by mention, part by part, candidate by
+        candidate; computed for the whole batch at once (the lexical ones once per
+        distinct (query key, concept) pair)."""
         return self._rows(linker, mentions, links)[0]
 
     def _rows(self, linker, mentions: Sequence, links: Sequence
