@@ -748,6 +748,21 @@ def build_learned_reranker_v2(k: int = 20, temperature: float = 1.0,
                            nil_precision=nil_precision)
 
 
+@registry.misc("spacy-biolink.LearnedReranker.v3")
+def build_learned_reranker_v3(k: int = 20, temperature: float = 1.0,
+                              nil_precision: Optional[float] = None):
+    """Registered `spacy-biolink.LearnedReranker.v3`: v2 (calibrated top probability,
+    NIL by `nil_precision`) over FEATURES_V3, which add to v1's features each
+    retriever's own score, rank among the k and gap to its best (dense and TF-IDF apart
+    where the first stage is a hybrid) and how often the corpus annotations gave the
+    mention's exact text the candidate. Needs a model trained by
+    `spacy-biolink.LearnedRerankerTrainer.v2`."""
+    from .linker.stages.learned_reranker import LearnedReranker
+
+    return LearnedReranker(k=k, temperature=temperature, calibrated=True,
+                           nil_precision=nil_precision, retriever_features=True)
+
+
 @registry.misc("spacy-biolink.LearnedRerankerTrainer.v1")
 def build_learned_reranker_trainer(k: int = 20, num_leaves: int = 15,
                                    learning_rate: float = 0.05, max_rounds: int = 500,
@@ -765,6 +780,27 @@ def build_learned_reranker_trainer(k: int = 20, num_leaves: int = 15,
                                   min_data_in_leaf=min_data_in_leaf, nil_precision=nil_precision,
                                   threads=threads, linker_name=linker_name,
                                   cross_fit_folds=cross_fit_folds)
+
+
+@registry.misc("spacy-biolink.LearnedRerankerTrainer.v2")
+def build_learned_reranker_trainer_v2(k: int = 20, num_leaves: int = 15,
+                                      learning_rate: float = 0.15, max_rounds: int = 500,
+                                      early_stopping_rounds: int = 50,
+                                      min_data_in_leaf: int = 20,
+                                      nil_precision: Optional[float] = None, threads: int = 0,
+                                      linker_name: Optional[str] = None,
+                                      cross_fit_folds: int = 0):
+    """Registered `spacy-biolink.LearnedRerankerTrainer.v2`: v1's training of a ranker
+    for `LearnedReranker.v3` (FEATURES_V3: each retriever's own score and rank, the
+    mention text's annotations), learning rate 0.15 by default."""
+    from .training.learned_rerank import LearnedRerankerTrainer
+
+    return LearnedRerankerTrainer(k=k, num_leaves=num_leaves, learning_rate=learning_rate,
+                                  max_rounds=max_rounds,
+                                  early_stopping_rounds=early_stopping_rounds,
+                                  min_data_in_leaf=min_data_in_leaf, nil_precision=nil_precision,
+                                  threads=threads, linker_name=linker_name,
+                                  cross_fit_folds=cross_fit_folds, retriever_features=True)
 
 
 @registry.architectures("spacy-biolink.FastNameEncoder.v1")

@@ -256,13 +256,19 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                                         **stage, "model": model_config}
         trained_stages["verifier"] = str(verifier)
     if reranker is not None:
-        from .stages.learned_reranker import is_learned_reranker_dir, read_trained
+        from .stages.learned_reranker import (FEATURES_V3, is_learned_reranker_dir,
+                                              read_trained, trained_features)
 
         if is_learned_reranker_dir(reranker):
             _, stage, _, calibration = read_trained(reranker)
             # A ranker trained with a dev calibration gets the stage that reads it (v2:
-            # calibrated probabilities, NIL by precision); one trained before, v1.
-            if calibration is None:
+            # calibrated probabilities, NIL by precision); one trained before, v1; one
+            # over each retriever's own scores (LearnedRerankerTrainer.v2), v3.
+            if trained_features(reranker) == list(FEATURES_V3):
+                stage.pop("nil_threshold", None)
+                linker["stages"]["reranker"] = {"@misc": "spacy-biolink.LearnedReranker.v3",
+                                                **stage}
+            elif calibration is None:
                 stage.pop("nil_precision", None)
                 linker["stages"]["reranker"] = {"@misc": "spacy-biolink.LearnedReranker.v1",
                                                 **stage}

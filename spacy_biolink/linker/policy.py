@@ -297,14 +297,17 @@ class LinkingPolicy:
         """True once a dictionary is loaded and the index built, i.e. the linker can link."""
         return self.dictionary is not None and self.index.is_built
 
-    def index_names(self, dictionary: ConceptDictionary, *, fit_encoder: bool = False) -> None:
+    def index_names(self, dictionary: ConceptDictionary, *, fit_encoder: bool = False,
+                    encode: Optional[Callable[[List[str]], object]] = None) -> None:
         """Encode the dictionary's names (normalized as mentions are) and build the search
         over them. fit_encoder: first fit the encoder's statistics on those names (a new
-        linker; not when names are added to a fitted one)."""
+        linker; not when names are added to a fitted one). encode: what gives the
+        normalized names' vectors instead of the encoder (a cache of them, for callers
+        that index many dictionaries sharing most names)."""
         names = [self.normalizer.name(name) for name in dictionary.names]
         if fit_encoder:
             self.model.initialize(X=names)
-        vectors = self.encode(names, progress=True)
+        vectors = encode(names) if encode is not None else self.encode(names, progress=True)
         # 10M names are ~1 GB of Python strings: gone before the index doubles the vectors.
         del names
         self._build_search(dictionary, vectors)

@@ -40,7 +40,7 @@ class LearnedRerankerTrainer:
                  max_rounds: int = 500, early_stopping_rounds: int = 50,
                  min_data_in_leaf: int = 20, nil_precision: Optional[float] = None,
                  threads: int = 0, linker_name: Optional[str] = None,
-                 cross_fit_folds: int = 0):
+                 cross_fit_folds: int = 0, retriever_features: bool = False):
         for name, value, low in (("k", k, 2), ("num_leaves", num_leaves, 2),
                                  ("max_rounds", max_rounds, 1),
                                  ("early_stopping_rounds", early_stopping_rounds, 1),
@@ -62,6 +62,8 @@ class LearnedRerankerTrainer:
         self.threads = threads
         self.linker_name = linker_name
         self.cross_fit_folds = cross_fit_folds
+        # .v2: the stage's FEATURES_V3 (each retriever's own score and rank).
+        self.retriever_features = bool(retriever_features)
 
     def __call__(self, config, output_dir: Path, *, resume: bool = False) -> Dict:
         """Train into `output_dir`: model.txt, learned_reranker.json, label_types.json,
@@ -71,7 +73,7 @@ class LearnedRerankerTrainer:
         from ..io.files import atomic_file
         from ..linker.find import the_linker
         from ..linker.pipeline import load_linker_pipeline
-        from ..linker.stages.learned_reranker import (CALIBRATION_FILE, FEATURES,
+        from ..linker.stages.learned_reranker import (CALIBRATION_FILE,
                                                       LABEL_TYPES_FILE, MODEL_FILE,
                                                       SETTINGS_FILE, LearnedReranker,
                                                       nil_threshold_for, platt)
@@ -80,7 +82,8 @@ class LearnedRerankerTrainer:
         started = time.perf_counter()
         nlp = load_linker_pipeline(require_path(config, "linker"))
         pipe = the_linker(nlp, self.linker_name, command="train configs/rank.cfg")
-        stage = LearnedReranker(k=self.k)
+        stage = LearnedReranker(k=self.k, retriever_features=self.retriever_features)
+        features = stage.feature_names
         train_mentions, train_golds = gold_mentions(nlp, pipe, require_path(config, "train"))
         dev_mentions, dev_golds = gold_mentions(nlp, pipe, require_path(config, "dev"),
                                                 keep_nil=True)
@@ -128,8 +131,8 @@ class LearnedRerankerTrainer:
         confidence = platt(top_prob[answered], *weights)
         calibration = {"platt": list(weights), "dev_confidence": confidence.tolist(),
                        "dev_right": top_right[answered].tolist()}
-        importance = dict(zip(FEATURES, booster.feature_importance("gain").tolist()))
-        meta = {"method": "learned_reranker", "features": list(FEATURES),
+        importance = dict(zip(features, booster.feature_importance("gain").tolist()))
+        meta = {"method": "learned_reranker", "features": list(features),
                 "best_iteration": booster.best_iteration,
                 "dev_acc@1_before": float(before[linkable].mean()) if linkable.any() else 0.0,
                 "dev_acc@1": float(top_right[linkable].mean()) if linkable.any() else 0.0,
@@ -154,7 +157,7 @@ class LearnedRerankerTrainer:
             fileh.write(srsly.json_dumps({"k": stage.k, "temperature": stage.temperature,
                                           "nil_threshold": stage.nil_threshold,
                                           "nil_precision": self.nil_precision,
-                                          "features": list(FEATURES)}, indent=2))
+                                          "features": list(features)}, indent=2))
         _plot_importance(importance, output_dir / "importance.png")
         logger.info("learned reranker: dev acc@1 %.4f -> %.4f in %.0f s (best round %d)",
                     meta["dev_acc@1_before"], meta["dev_acc@1"], meta["seconds"],
@@ -167,17 +170,22 @@ class LearnedRerankerTrainer:
         """Candidates as a linker augmented with corpus mentions gives them (BioSyn's
         protocol), without a mention finding itself: the train documents are cut into
         folds, and each fold is linked by the linker plus the other folds' mentions as
-        names (add_names); dev by the linker plus every train mention."""
+        names (as add_names adds them); dev by the linker plus every train mention. One
+        linker serves every fold, its names encoded once (NameVectorCache): only the
+        mentions new to it are encoded for each fold."""
         from ..linker.find import the_linker
         from ..linker.pipeline import load_linker_pipeline
 
+        nlp = load_linker_pipeline(require_path(config, "linker"))
+        pipe = the_linker(nlp, self.linker_name, command="train configs/rank.cfg")
+        base = pipe.dictionary
+        cache = NameVectorCache(pipe.linker.encode)
+
         def augmented(mentions, golds):
-            nlp = load_linker_pipeline(require_path(config, "linker"))
-            pipe = the_linker(nlp, self.linker_name, command="train configs/rank.cfg")
-            dictionary = pipe.dictionary
-            pairs = [(" ".join(m.text.split()), dictionary.primary_id(min(g)))
+            pairs = [(" ".join(m.text.split()), base.primary_id(min(g)))
                      for m, g in zip(mentions, golds) if g and m.text.strip()]
-            pipe.add_names(pairs)
+            dictionary, _ = base.with_names(pairs, source="<add_names>")
+            pipe.linker.index_names(dictionary, encode=cache)
             return pipe
 
         docs = {id(m.doc): i for i, m in enumerate(dict.fromkeys(m.doc for m in train_mentions))}
@@ -196,6 +204,32 @@ class LearnedRerankerTrainer:
         dev = candidate_groups(stage, augmented(train_mentions, train_golds), dev_mentions,
                                dev_golds)
         return train, dev
+
+
+class NameVectorCache:
+    """The vectors of normalized names, each encoded once: called with a list of names,
+    it encodes those it has not seen (with `encode`) and gives every name's row, sparse
+    or dense as the encoder gives them."""
+
+    def __init__(self, encode):
+        self.encode = encode
+        self.rows: Dict[str, int] = {}
+        self.parts: List = []
+
+    def __call__(self, names: Sequence[str]):
+        from scipy import sparse
+
+        new = [n for n in dict.fromkeys(names) if n not in self.rows]
+        if new:
+            first = len(self.rows)
+            self.rows.update((n, first + i) for i, n in enumerate(new))
+            self.parts.append(self.encode(new))
+            if len(self.parts) > 1:
+                stack = sparse.vstack if sparse.issparse(self.parts[0]) else numpy.vstack
+                self.parts = [stack(self.parts, format="csr") if stack is sparse.vstack
+                              else stack(self.parts)]
+        return self.parts[0][numpy.fromiter((self.rows[n] for n in names), numpy.int64,
+                                            len(names))]
 
 
 def gold_mentions(nlp, pipe, corpus, *, keep_nil: bool = False) -> Tuple[List, List[Set[int]]]:

@@ -12,6 +12,14 @@ Features (FEATURES, one row per candidate of each linked text):
   (the concept's best type; missing when the dictionary has no types);
 - document: how many other mentions of the same document have the candidate first, and
   how many have it among their k.
+`.v3` adds (FEATURES_V3):
+- each retriever apart: where the first stage is a hybrid (HybridIndex), the dense and
+  the TF-IDF score of the candidate (each the best over its names, as that retriever
+  alone would score it), its rank among the k by each and the gap to each one's best;
+  over one retriever, its part is the candidate's score and the other part is missing;
+- corpus annotations of the query key itself: log(1 + how often the augmenting corpora
+  gave this exact (folded) text this concept), and that count's share of every concept
+  the text was given (missing where the text was never annotated).
 Scores become probabilities (softmax over the k candidates at a temperature fitted on
 dev), so `nil_threshold` (fitted on dev for a target precision) makes a mention NIL
 where the top candidate is unlikely to be right; the probability is the span's score.
@@ -34,6 +42,11 @@ FEATURES = ("score", "rank", "gap_to_best", "score_ratio",
             "log_annotations", "log_names",
             "label_type_rate",
             "doc_top_votes", "doc_topk_votes")
+# `.v3`: FEATURES, then each retriever's own score, rank and gap, and the key's annotations.
+RETRIEVER_FEATURES = ("dense_score", "dense_rank", "dense_gap",
+                      "tfidf_score", "tfidf_rank", "tfidf_gap",
+                      "key_annotations", "key_annotation_share")
+FEATURES_V3 = FEATURES + RETRIEVER_FEATURES
 MODEL_FILE = "model.txt"
 SETTINGS_FILE = "learned_reranker.json"
 LABEL_TYPES_FILE = "label_types.json"
@@ -96,6 +109,12 @@ class _ConceptView:
         self.log_annotations = numpy.log1p(counts)
         self.log_names = numpy.log1p(numpy.bincount(dictionary.name_concepts, minlength=n))
         self._type_rates: Dict[str, Tuple[Dict, numpy.ndarray]] = {}
+        # `.v3` only, built on first use: folded annotated text -> {concept: count}; the
+        # searched dictionary's concept -> name rows and the index's name rows as CSR.
+        self._annotated: Optional[Dict[str, Dict[int, int]]] = None
+        self._searched = None
+        self._concept_names: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
+        self._sparse_names = None
         self.forget_names()
 
     def forget_names(self) -> None:
@@ -203,6 +222,88 @@ class _ConceptView:
         in_threads(len(pair_key), run)
         return out
 
+    def key_annotations(self, keys: Sequence[str], pair_key: numpy.ndarray,
+                        pair_concept: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Per (keys[pair_key], pair_concept) pair: log(1 + how often the corpus
+        annotations gave that exact folded text that concept), and that count over the
+        text's annotations with any concept (NaN for a text never annotated)."""
+        if self._annotated is None:
+            dictionary = self.dictionary
+            counted = numpy.flatnonzero(dictionary.name_concept_counts)
+            owners = numpy.searchsorted(dictionary.name_concepts_indptr, counted,
+                                        side="right") - 1
+            table: Dict[str, Dict[int, int]] = {}
+            for pos, n in zip(counted.tolist(), owners.tolist()):
+                by_concept = table.setdefault(self.fold(dictionary.names[n]), {})
+                c = int(dictionary.name_concepts[pos])
+                by_concept[c] = by_concept.get(c, 0) + int(dictionary.name_concept_counts[pos])
+            self._annotated = table
+        count = numpy.zeros(len(pair_key))
+        share = numpy.full(len(pair_key), math.nan)
+        table = self._annotated
+        if table:
+            for i, (g, c) in enumerate(zip(pair_key.tolist(), pair_concept.tolist())):
+                by_concept = table.get(keys[g])
+                if by_concept:
+                    count[i] = by_concept.get(c, 0)
+                    share[i] = count[i] / sum(by_concept.values())
+        return numpy.log1p(count), share
+
+    def retriever_parts(self, linker, keys: Sequence[str], pair_key: numpy.ndarray,
+                        pair_concept: numpy.ndarray
+                        ) -> Optional[Tuple[numpy.ndarray, numpy.ndarray]]:
+        """The dense and the TF-IDF score of each (keys[pair_key], pair_concept) pair, each
+        the best over the concept's searched names (NaN for a concept with none), where
+        the linker searches a HybridIndex by name; None otherwise. The parts are those
+        the hybrid sums, each with its weight."""
+        from ...index.hybrid import HybridIndex
+
+        retriever = linker.retriever
+        index = retriever.index
+        if not isinstance(index, HybridIndex) or retriever.index_level != "name":
+            return None
+        searched = retriever.searched
+        if self._searched is not searched:
+            owners = numpy.repeat(numpy.arange(searched.n_names),
+                                  numpy.diff(searched.name_concepts_indptr))
+            order = numpy.argsort(searched.name_concepts, kind="stable")
+            indptr = numpy.zeros(searched.n_concepts + 1, numpy.int64)
+            numpy.cumsum(numpy.bincount(searched.name_concepts, minlength=searched.n_concepts),
+                         out=indptr[1:])
+            self._concept_names = (indptr, owners[order])
+            # Name rows of the sparse part (the index keeps its postings, features first).
+            self._sparse_names = index.sparse.names_t.T.tocsr()
+            self._searched = searched
+        indptr, names = self._concept_names
+        queries = linker.encode(list(keys))
+        width = index.dense_width
+        dense_queries = numpy.asarray(queries[:, :width].toarray(), numpy.float32)
+        sparse_queries = queries[:, width:].tocsr()
+        start = indptr[pair_concept]
+        count = indptr[pair_concept + 1] - start
+        first = numpy.cumsum(count) - count
+        pair_of = numpy.repeat(numpy.arange(len(pair_key)), count)
+        name_of = names[numpy.repeat(start - first, count) + numpy.arange(int(count.sum()))]
+        key_of = pair_key[pair_of]
+        dense = numpy.zeros(len(name_of), numpy.float64)
+        tfidf = numpy.zeros(len(name_of), numpy.float64)
+        step = 65536  # rows of dense vectors at a time
+        for a in range(0, len(name_of), step):
+            b = min(a + step, len(name_of))
+            unique, inverse = numpy.unique(name_of[a:b], return_inverse=True)
+            rows = index.dense.index.reconstruct_batch(unique)
+            dense[a:b] = numpy.einsum("ij,ij->i", dense_queries[key_of[a:b]],
+                                      rows[inverse.reshape(-1)])
+            tfidf[a:b] = numpy.asarray(sparse_queries[key_of[a:b]].multiply(
+                self._sparse_names[name_of[a:b]]).sum(axis=1)).reshape(-1)
+        out_dense = numpy.full(len(pair_key), math.nan)
+        out_tfidf = numpy.full(len(pair_key), math.nan)
+        named = count > 0
+        if named.any():
+            out_dense[named] = numpy.maximum.reduceat(dense, first[named])
+            out_tfidf[named] = numpy.maximum.reduceat(tfidf, first[named])
+        return out_dense, out_tfidf
+
     def type_rates(self, label: str, rates: Dict[str, float]) -> numpy.ndarray:
         """Per concept, the highest of `rates` over its types (0 for a type not in it;
         NaN for a concept without types, or for every concept where `rates` is empty or
@@ -251,6 +352,22 @@ def _document_votes(doc_of_group: numpy.ndarray, group: numpy.ndarray, first: nu
     top_votes[has_doc] = (count(row_code, top_code) - own_top)[has_doc]
     topk_votes[has_doc] = (count(row_code, listed_code) - 1)[has_doc]
     return top_votes, topk_votes
+
+
+def _group_ranks(values: numpy.ndarray, group: numpy.ndarray, first: numpy.ndarray
+                 ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Each row's rank within its group by `values` (highest first, ties in row order)
+    and its gap to the group's highest (NaN rows: NaN, and last in the ranking)."""
+    missing = numpy.isnan(values)
+    ranked = numpy.where(missing, -numpy.inf, values)
+    order = numpy.lexsort((-ranked, group))
+    rank = numpy.empty(len(values))
+    rank[order] = numpy.arange(len(values)) - first[group[order]]
+    best = numpy.maximum.reduceat(ranked, first)[group]
+    gap = best - values
+    rank[missing] = math.nan
+    gap[missing] = math.nan
+    return rank, gap
 
 
 class _Trees:
@@ -326,13 +443,16 @@ class LearnedReranker(Stage):
     calibration raises the top above its softmax probability the list sums past 1
     (a calibrated top probability; others keep their ratio); nil_precision then sets the NIL threshold on that probability from the
     dev curve saved with the model (the threshold at which the dev mentions answered are
-    right that often). Without (`.v1`): softmax probabilities and nil_threshold."""
+    right that often). Without (`.v1`): softmax probabilities and nil_threshold.
+
+    retriever_features (`.v3`, calibrated as `.v2`): the rows are FEATURES_V3, which
+    add each retriever's own score, rank and gap and the query key's annotations."""
 
     level = "mentions"
 
     def __init__(self, *, k: int = 20, temperature: float = 1.0,
                  nil_threshold: Optional[float] = None, calibrated: bool = False,
-                 nil_precision: Optional[float] = None):
+                 nil_precision: Optional[float] = None, retriever_features: bool = False):
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise BioLinkError(Errors.E530.format(setting="k", value=k, what="an integer >= 1"))
         if not temperature > 0:
@@ -347,6 +467,8 @@ class LearnedReranker(Stage):
                 setting="nil_precision", value=nil_precision,
                 what="null, or a precision in (0, 1) with nil_threshold null (LearnedReranker.v2)"))
         self.k = k
+        self.retriever_features = bool(retriever_features)
+        self.feature_names = FEATURES_V3 if self.retriever_features else FEATURES
         self.temperature = float(temperature)
         self.nil_threshold = nil_threshold
         self.calibrated = bool(calibrated)
@@ -392,9 +514,10 @@ class LearnedReranker(Stage):
         return self._view
 
     def features(self, linker, mentions: Sequence, links: Sequence) -> numpy.ndarray:
-        """One row of FEATURES per candidate (the first k) of every linked text, in order:
-        mention by mention, part by part, candidate by candidate; computed for the whole
-        batch at once (the lexical ones once per distinct (query key, concept) pair)."""
+        """One row of `feature_names` (FEATURES, or FEATURES_V3) per candidate (the first
+        k) of every linked text, in order: mention by mention, part by part, candidate by
+        candidate; computed for the whole batch at once (the lexical ones once per
+        distinct (query key, concept) pair)."""
         return self._rows(linker, mentions, links)[0]
 
     def _rows(self, linker, mentions: Sequence, links: Sequence
@@ -430,7 +553,7 @@ class LearnedReranker(Stage):
                 flags.append((float(len(parts) == 1 and text != raw and len(raw) <= 10),
                               float(len(parts) > 1)))
                 label_of_group.append(label)
-        out = numpy.zeros((len(concepts), len(FEATURES)))
+        out = numpy.zeros((len(concepts), len(self.feature_names)))
         if not concepts:
             return out, numpy.zeros(0, numpy.int64), numpy.zeros(0, numpy.int64)
         concept = numpy.asarray(concepts, numpy.int64)
@@ -439,7 +562,7 @@ class LearnedReranker(Stage):
         group = numpy.repeat(numpy.arange(len(sizes)), size)
         first = numpy.zeros(len(sizes), numpy.int64)
         numpy.cumsum(size[:-1], out=first[1:])
-        column = {name: i for i, name in enumerate(FEATURES)}
+        column = {name: i for i, name in enumerate(self.feature_names)}
         best = score[first][group]
         out[:, column["score"]] = score
         out[:, column["rank"]] = numpy.arange(len(concept)) - first[group]
@@ -468,7 +591,36 @@ class LearnedReranker(Stage):
                 type_rate[rows] = view.type_rates(label, rates)[concept[rows]]
         out[:, column["doc_top_votes"]], out[:, column["doc_topk_votes"]] = _document_votes(
             numpy.asarray(docs, numpy.int64), group, first, concept)
+        if self.retriever_features:
+            self._retriever_rows(linker, view, list(keys), pairs // n_concepts,
+                                 pairs % n_concepts, pair_of_row.reshape(-1), group, first,
+                                 score, out, column)
         return out, concept, size
+
+    @staticmethod
+    def _retriever_rows(linker, view, keys, pair_key, pair_concept, pair_of_row, group, first,
+                        score, out, column) -> None:
+        """Fill the `.v3` columns of `out`: each retriever's score, rank and gap (over a
+        hybrid, computed per distinct (key, concept) pair; over one retriever, the
+        candidate's score is that one's and the other is missing), and the key's
+        annotations with the candidate."""
+        parts = view.retriever_parts(linker, keys, pair_key, pair_concept)
+        if parts is not None:
+            dense, tfidf = (part[pair_of_row] for part in parts)
+        else:
+            missing = numpy.full(len(score), math.nan)
+            if getattr(linker.retriever.index, "vector_kind", "") == "dense":
+                dense, tfidf = score, missing
+            else:
+                dense, tfidf = missing, score
+        for name, values in (("dense", dense), ("tfidf", tfidf)):
+            rank, gap = _group_ranks(values, group, first)
+            out[:, column[f"{name}_score"]] = values
+            out[:, column[f"{name}_rank"]] = rank
+            out[:, column[f"{name}_gap"]] = gap
+        count, share = view.key_annotations(keys, pair_key, pair_concept)
+        out[:, column["key_annotations"]] = count[pair_of_row]
+        out[:, column["key_annotation_share"]] = share[pair_of_row]
 
     # As a stage of the linker -----------------------------------------------
 
@@ -548,11 +700,13 @@ class LearnedReranker(Stage):
             raise BioLinkError(Errors.E531.format(path="<learned reranker>",
                                                   reason="the model is not LightGBM's text format"))
         booster = lightgbm.Booster(model_str=model_text)
-        if booster.num_feature() != len(FEATURES):
+        if booster.num_feature() != len(self.feature_names):
             raise BioLinkError(Errors.E531.format(
                 path="<learned reranker>",
                 reason=f"the model reads {booster.num_feature()} features, this version "
-                       f"computes {len(FEATURES)}"))
+                       f"computes {len(self.feature_names)} (a model trained by "
+                       f"LearnedRerankerTrainer.v2 needs LearnedReranker.v3, one trained "
+                       f"by .v1 needs .v1 or .v2)"))
         self.booster = booster
         self._trees = _Trees(booster)
         self.label_types = {str(label): {str(t): float(r) for t, r in rates.items()}
@@ -612,6 +766,16 @@ def read_trained(path: PathLike) -> Tuple[str, Dict, Dict, Optional[Dict]]:
                    if (path / CALIBRATION_FILE).is_file() else None)
     return ((path / MODEL_FILE).read_text(encoding="utf8"), kept,
             srsly.read_json(path / LABEL_TYPES_FILE), calibration)
+
+
+def trained_features(path: PathLike) -> List[str]:
+    """The feature names a trained learned-reranker directory's model reads (FEATURES
+    for one saved before they were listed)."""
+    from ...io.files import read_json
+
+    settings = read_json(Path(path) / SETTINGS_FILE, what="Learned reranker settings",
+                         expected="a JSON object", type=dict)
+    return list(settings.get("features", FEATURES))
 
 
 def is_learned_reranker_dir(path: PathLike) -> bool:
