@@ -451,6 +451,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E696 = ("Teacher {path} is a {output!r} encoder; distillation needs dense vectors: pass a "
             "dense one (e.g. `train configs/triplet.cfg`'s output) or a Hugging Face directory "
             "as --paths.teacher.")
+    E697 = ("Teacher {path} is the weights file of an encoder saved by `python -m spacy_biolink "
+            "train`, not its directory: pass the directory {parent} (the one holding "
+            "encoder.cfg) as --paths.teacher.")
 
     # Siamese synonymy verifier (E700-E749)
     E701 = ("Pair split fractions (dev, test) must each be in [0, 1) and sum below 1, "

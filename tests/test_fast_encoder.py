@@ -294,3 +294,48 @@ def test_v2_encodes_by_token_count_with_v1s_weights_and_vectors(backbone):
     lengths = sorted(int(m.shape[1]) for m in masks)
     assert len(set(lengths)) == len(lengths) and len(masks) >= 3
     assert all(m.all() or not m.any() for m in masks)
+
+
+@pytest.fixture(scope="module")
+def triplet_teacher(backbone, data, tmp_path_factory) -> Path:
+    """A triplet network trained here (`train configs/triplet.cfg`), as the teacher."""
+    out = tmp_path_factory.mktemp("triplet") / "triplet"
+    train_from_config(CONFIGS / "triplet.cfg", out, overrides={
+        "paths.dictionary": str(data / "dict.txt"), "paths.train": str(data / "train.txt"),
+        "paths.dev": str(data / "dev.txt"), "paths.backbone": str(backbone),
+        "training.max_epochs": 2, "training.learning_rate": 0.003,
+        "training.concepts_per_batch": 3, "training.search": "O"})
+    return out
+
+
+def test_saved_triplet_encoder_is_a_teacher(backbone, data, triplet_teacher, tmp_path):
+    """The trained triplet directory teaches with its own (trained) weights: the cached
+    vectors are that encoder's, not its backbone's, and the distil recipe trains from it."""
+    from spacy_biolink.encoders.transformer import embed
+    from spacy_biolink.training.distil import load_teacher, resolve_teacher, teacher_targets
+
+    assert resolve_teacher(str(triplet_teacher)) == triplet_teacher
+    texts = ["kidney failure", "renal failure", "heart attack", "patient with no abstract"]
+    vectors, nearest = teacher_targets(triplet_teacher, texts, 3, 2, tmp_path / "cache")
+    trained, _ = load_encoder(triplet_teacher)
+    expected = embed(trained, texts, normalize=True)
+    assert numpy.allclose(vectors, expected, atol=1e-5)
+    untrained = embed(load_teacher(backbone), texts, normalize=True)
+    assert not numpy.allclose(vectors, untrained, atol=1e-3)
+    assert nearest.shape == (4, 2) and all(i not in nearest[i] for i in range(3))
+
+    meta = train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "student", overrides=overrides(
+        data, backbone, **{"training.recipe": "distil", "paths.teacher": str(triplet_teacher),
+                           "training.distil_epochs": 1, "training.distil_batch_size": 8,
+                           "training.align_epochs": 0}))
+    assert meta["teacher"] == str(triplet_teacher) and meta["phase"] == "distil"
+    assert load_encoder(tmp_path / "student")[0].attrs["output"] == "dense"
+
+
+def test_teacher_weights_file_names_its_directory(backbone, data, triplet_teacher, tmp_path):
+    """--paths.teacher DIR/model (the saved encoder's weights file) says to pass DIR."""
+    with pytest.raises(BioLinkError, match="E697") as err:
+        train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "x", overrides=overrides(
+            data, backbone, **{"training.recipe": "distil",
+                               "paths.teacher": str(triplet_teacher / "model")}))
+    assert str(triplet_teacher) in str(err.value)

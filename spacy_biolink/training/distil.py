@@ -38,6 +38,9 @@ def resolve_teacher(path: Optional[str]) -> Path:
     if path in (None, "", "null"):
         return resolve_backbone(None)
     path = Path(path)
+    if path.is_file() and (path.parent / "encoder.cfg").is_file():
+        # A saved encoder's `model` file looks like the model to pass; its directory is.
+        raise BioLinkError(Errors.E697.format(path=path, parent=path.parent))
     if not path.is_dir() or not ((path / "encoder.cfg").is_file()
                                  or (path / "config.json").is_file()):
         raise BioLinkError(Errors.E695.format(path=path))
