@@ -259,6 +259,10 @@ class Errors(metaclass=ErrorsWithCodes):
             "{start!r} names) with candidates = {candidates!r} and max_candidates = {most!r}: "
             "the growth must be >= 1, growth_from >= 1, and with a growth above 1 "
             "max_candidates at least candidates (the most names rescored per query).")
+    E226 = ("spacy-biolink.{index}: rare_grams = {grams!r} and rare_hits = {hits!r} must be "
+            "whole numbers with 1 <= rare_hits <= rare_grams <= 32: each word is found "
+            "through its rare_grams rarest n-grams, and scored when the query holds "
+            "rare_hits of them (more grams or fewer hits: slower, closer to exact).")
 
     # Corpora
     E301 = ("{path}:{line}: malformed PubTator line: {reason}. The line was: {text!r}. "

@@ -45,6 +45,13 @@ V2_WORD_THRESHOLD = 0.2
 # under 1M (MeSH) each one costs; chosen on NCBI-disease dev at 3M and 10M names (issue 35,
 # BENCHMARKS.md).
 CANDIDATES_GROWTH = 4.0
+# WordSparseIndex.v3 / AutoSparseIndex.v6: each word is found through its RARE_GRAMS
+# rarest n-grams and scored exactly when the query holds RARE_HITS of them (a prefix
+# filter); chosen on NCBI-disease dev at 10M realistic names (issue 35, BENCHMARKS.md).
+# Counted in a byte per word, hence the bound.
+RARE_GRAMS = 3
+RARE_HITS = 2
+MAX_RARE_GRAMS = 32
 GROWTH_FROM = 1_000_000
 MAX_CANDIDATES = 1024
 
@@ -59,12 +66,19 @@ class WordCandidates:
     uses_words = True
 
     def __init__(self, word_threshold: float = WORD_THRESHOLD, coverage: float = V2_COVERAGE,
-                 *, word_coverage: Optional[float] = None):
+                 *, word_coverage: Optional[float] = None,
+                 rare_grams: Optional[int] = None, rare_hits: int = 1):
         self.word_threshold = word_threshold
         # None: each query's cosine with every word sharing an n-gram with it; a share:
         # only its rarest n-grams holding that share of its weight are read
         # (word_kernels.word_cosines_pruned), whose postings grow far slower with the words.
         self.word_coverage = word_coverage
+        # None: the words are found by their cosines over the query's n-grams (all of
+        # them, or word_coverage's); a count: by the query's n-grams among each word's
+        # own `rare_grams` rarest, then scored exactly (WordSparseIndex.v3, a prefix
+        # filter: word_kernels.word_cosines_rare).
+        self.rare_grams = rare_grams
+        self.rare_hits = rare_hits
         self.fallback = NgramCandidates(coverage, blocked=True)
         self._word_postings_cache: Optional[tuple] = None
 
@@ -88,6 +102,11 @@ class WordCandidates:
                     not 0 < share <= 1:
                 raise BioLinkError(Errors.E224.format(index=name, value=share))
             self.word_coverage = float(share)
+        grams, hits = self.rare_grams, self.rare_hits
+        if grams is not None:
+            if any(isinstance(v, bool) or not isinstance(v, int) for v in (grams, hits)) or \
+                    not 1 <= hits <= grams <= MAX_RARE_GRAMS:
+                raise BioLinkError(Errors.E226.format(index=name, grams=grams, hits=hits))
 
     def word_postings(self, texts: Iterable[str], vectorizer, rows: sparse.csr_matrix,
                       name: str) -> Optional[WordPostings]:
@@ -106,7 +125,9 @@ class WordCandidates:
 
         word_queries = index.words.word_queries(queries, self.word_threshold,
                                                 coverage=self.word_coverage,
-                                                n_threads=index.n_threads)
+                                                n_threads=index.n_threads,
+                                                rare_grams=self.rare_grams,
+                                                rare_hits=self.rare_hits)
         return block_kernels.blocked_candidates(
             word_queries.indptr, word_queries.indices, word_queries.data,
             self._prepared(index.words.postings), index.n_vectors, depth,
@@ -130,6 +151,9 @@ class WordCandidates:
         meta = {"word_threshold": self.word_threshold, "words": index.words is not None}
         if self.word_coverage is not None:
             meta["word_coverage"] = self.word_coverage
+        if self.rare_grams is not None:
+            meta["rare_grams"] = self.rare_grams
+            meta["rare_hits"] = self.rare_hits
         return meta
 
     def __getstate__(self) -> dict:

@@ -60,6 +60,7 @@ class WordPostings:
     def __init__(self, postings: sparse.csr_matrix, grams: sparse.csr_matrix):
         self.postings = postings  # words x names, c(u, n), names ascending per word
         self.grams = grams  # n-grams x words, unit word rows
+        self._rare_cache: Optional[tuple] = None  # rare_gram_postings' arrays, derived
 
     @property
     def n_words(self) -> int:
@@ -128,15 +129,27 @@ class WordPostings:
         return cls(postings, grams)
 
     def word_queries(self, queries: sparse.csr_matrix, threshold: float, *,
-                     coverage: Optional[float] = None, n_threads: int = 1) -> sparse.csr_matrix:
+                     coverage: Optional[float] = None, n_threads: int = 1,
+                     rare_grams: Optional[int] = None, rare_hits: int = 1
+                     ) -> sparse.csr_matrix:
         """Each query row's words with cosine >= threshold (where none reaches it, its
         closest), as rows over the words. With `coverage`, the cosines are read from
         each query's rarest n-grams holding that share of its squared weight
         (word_kernels.word_cosines_pruned, split over n_threads): partial cosines, from
-        a fraction of the postings."""
-        from .word_kernels import word_cosines, word_cosines_pruned
+        a fraction of the postings. With `rare_grams` instead, the exact cosines of the
+        words posted under `rare_hits` of the query's n-grams among their own `rare_grams`
+        rarest (word_kernels.word_cosines_rare; the postings are derived once and kept)."""
+        from .word_kernels import word_cosines, word_cosines_pruned, word_cosines_rare
 
         g = self.grams
+        if rare_grams is not None:
+            indptr, indices, data = word_cosines_rare(
+                queries.indptr.astype(numpy.int64), queries.indices.astype(numpy.int32),
+                queries.data.astype(numpy.float32), self.rare_gram_postings(rare_grams),
+                g.shape[0], self.n_words, numpy.float32(threshold), min_hits=rare_hits,
+                n_threads=n_threads)
+            return sparse.csr_matrix((data, indices, indptr),
+                                     shape=(queries.shape[0], self.n_words))
         args = (queries.indptr.astype(numpy.int64), queries.indices.astype(numpy.int32),
                 queries.data.astype(numpy.float32), g.indptr.astype(numpy.int64, copy=False),
                 g.indices, g.data, self.n_words, numpy.float32(threshold))
@@ -145,6 +158,22 @@ class WordPostings:
         else:
             indptr, indices, data = word_cosines_pruned(*args, coverage, n_threads=n_threads)
         return sparse.csr_matrix((data, indices, indptr), shape=(queries.shape[0], self.n_words))
+
+    def rare_gram_postings(self, k: int) -> tuple:
+        """word_kernels.rare_gram_index's arrays for each word's `k` rarest n-grams,
+        derived from the saved n-grams x words rows on first use and kept (a saved index
+        needs no new arrays)."""
+        cached = self._rare_cache
+        if cached is None or cached[0] != k:
+            from .word_kernels import rare_gram_index
+
+            g = self.grams
+            cached = self._rare_cache = (k, rare_gram_index(
+                g.indptr, g.indices, g.data, g.shape[0], self.n_words, k))
+        return cached[1]
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_rare_cache": None}
 
     def to_arrays(self) -> Dict[str, numpy.ndarray]:
         """The arrays to save (all numeric), keyed as from_arrays reads them."""
