@@ -133,4 +133,9 @@ def test_v6_round_trips_through_config_and_disk(tiny_dictionary, tmp_path):
     assert loaded.config["components"]["bio_linker"]["index"]["@misc"] == \
         "spacy-biolink.AutoSparseIndex.v6"
     assert loaded_index.approximate.source.rare_grams == 4
+    # The rare-gram postings were derived at build and saved: loaded, not derived again.
+    assert loaded_index.words._rare_cache is not None and \
+        loaded_index.words._rare_cache[0] == 4
+    for saved, built_ in zip(loaded_index.words._rare_cache[1], index.words._rare_cache[1]):
+        numpy.testing.assert_array_equal(saved, built_)
     assert [e.kb_id_ for e in loaded(doc_with_ents(loaded, text, ents)).ents] == got

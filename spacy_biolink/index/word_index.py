@@ -115,6 +115,9 @@ class WordCandidates:
         words = WordPostings.from_names(texts, vectorizer, rows)
         if words is not None:
             logger.info("%s: word postings over %d words", name, words.n_words)
+            if self.rare_grams is not None:
+                # Derived now and saved with the index, not on a loaded one's first search.
+                words.rare_gram_postings(self.rare_grams)
         return words
 
     def find(self, index, queries: sparse.csr_matrix, depth: int) -> numpy.ndarray:

@@ -228,6 +228,16 @@ def _rarest_grams(w_indptr, w_indices, df, k, out_grams, out_words):
     return size
 
 
+@_jit("void(int32[::1], int32[::1], int64[::1], int32[::1])")
+def _scatter_by_gram(grams, words, r_indptr, r_indices):
+    """The (n-gram, word) pairs (words ascending) into n-gram rows: a counting sort that
+    keeps each row's words ascending."""
+    fill = r_indptr[:-1].copy()
+    for i in range(grams.shape[0]):
+        r_indices[fill[grams[i]]] = words[i]
+        fill[grams[i]] += 1
+
+
 def rare_gram_index(g_indptr, g_indices, g_data, n_features, n_words, k):
     """From the n-grams x words unit word rows (g): the n-grams x words postings of each
     word under its `k` rarest n-grams only, and the words x n-grams rows (the word's exact
@@ -244,10 +254,10 @@ def rare_gram_index(g_indptr, g_indices, g_data, n_features, n_words, k):
     out_grams = numpy.empty(k * n_words, dtype=numpy.int32)
     out_words = numpy.empty(k * n_words, dtype=numpy.int32)
     size = _rarest_grams(w_indptr, w_indices, df, int(k), out_grams, out_words)
-    order = numpy.lexsort((out_words[:size], out_grams[:size]))
-    r_indices = numpy.ascontiguousarray(out_words[:size][order])
     r_indptr = numpy.zeros(n_features + 1, dtype=numpy.int64)
     numpy.cumsum(numpy.bincount(out_grams[:size], minlength=n_features), out=r_indptr[1:])
+    r_indices = numpy.empty(size, dtype=numpy.int32)
+    _scatter_by_gram(out_grams[:size], out_words[:size], r_indptr, r_indices)
     rare_len = numpy.minimum(numpy.diff(w_indptr), k).astype(numpy.uint8)
     return (r_indptr, r_indices, w_indptr, w_indices,
             numpy.ascontiguousarray(rows.data, dtype=numpy.float32), rare_len)

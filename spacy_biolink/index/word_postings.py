@@ -35,6 +35,9 @@ CHECK_SAMPLE = 2_000
 # (1.15x the search at 8M names); 0.35 and 0.4 lost recall (BENCHMARKS.md).
 MIN_SHARE = 0.3
 CHECK_TOLERANCE = 1e-4
+# The saved arrays of rare_gram_postings (word_kernels.rare_gram_index's, in its order).
+_RARE_KEYS = ("word_rare_indptr", "word_rare_indices", "word_rows_indptr",
+              "word_rows_indices", "word_rows_data", "word_rare_len")
 _NORM_CHUNK = 1_000_000
 
 
@@ -176,11 +179,17 @@ class WordPostings:
         return {**self.__dict__, "_rare_cache": None}
 
     def to_arrays(self) -> Dict[str, numpy.ndarray]:
-        """The arrays to save (all numeric), keyed as from_arrays reads them."""
+        """The arrays to save (all numeric), keyed as from_arrays reads them; with the
+        rare-gram postings once derived (so that a loaded index need not derive them)."""
         p, g = self.postings, self.grams
-        return {"words_data": p.data, "words_indices": p.indices, "words_indptr": p.indptr,
-                "word_grams_data": g.data, "word_grams_indices": g.indices,
-                "word_grams_indptr": g.indptr}
+        arrays = {"words_data": p.data, "words_indices": p.indices, "words_indptr": p.indptr,
+                  "word_grams_data": g.data, "word_grams_indices": g.indices,
+                  "word_grams_indptr": g.indptr}
+        if self._rare_cache is not None:
+            k, rare = self._rare_cache
+            arrays["word_rare_grams"] = numpy.array([k], dtype=numpy.int64)
+            arrays.update(zip(_RARE_KEYS, rare))
+        return arrays
 
     @classmethod
     def from_arrays(cls, arrays: Dict[str, numpy.ndarray], n_names: int, n_features: int
@@ -197,7 +206,12 @@ class WordPostings:
                                    numpy.array(arrays["word_grams_indices"]),
                                    numpy.array(arrays["word_grams_indptr"])),
                                   shape=(n_features, n_words))
-        return cls(postings, grams)
+        words = cls(postings, grams)
+        if "word_rare_grams" in arrays:
+            words._rare_cache = (int(arrays["word_rare_grams"][0]), tuple(
+                arrays[key] if arrays[key].flags.writeable else numpy.array(arrays[key])
+                for key in _RARE_KEYS))
+        return words
 
 
 def _keep_shares(coefficient: sparse.csr_matrix, min_share: float) -> sparse.csr_matrix:
