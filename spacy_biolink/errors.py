@@ -263,6 +263,9 @@ class Errors(metaclass=ErrorsWithCodes):
             "whole numbers with 1 <= rare_hits <= rare_grams <= 32: each word is found "
             "through its rare_grams rarest n-grams, and scored when the query holds "
             "rare_hits of them (more grams or fewer hits: slower, closer to exact).")
+    E227 = ("spacy-biolink.{index}: rare_from = {value!r} must be a whole number >= 0: the "
+            "number of distinct words from which the word search reads the words' rarest "
+            "n-grams (below it, word_coverage's search).")
 
     # Corpora
     E301 = ("{path}:{line}: malformed PubTator line: {reason}. The line was: {text!r}. "

@@ -115,7 +115,8 @@ SPARSE_INDEXES = [
      {"word_threshold": 0.4, "rare_grams": 2, "rare_hits": 1, "candidates": 3,
       "n_threads": 1}, None),
     ("spacy-biolink.AutoSparseIndex.v6",
-     {"min_names": 1, "word_threshold": 0.4, "rare_grams": 3, "rare_hits": 2, "candidates": 2,
+     {"min_names": 1, "word_threshold": 0.4, "rare_grams": 3, "rare_hits": 2, "rare_from": 0,
+      "candidates": 2,
       "candidates_growth": 2.0, "growth_from": 1, "max_candidates": 10 ** 4, "n_threads": 2},
      {"min_names": 10 ** 6, "word_threshold": 0.4, "candidates": 3, "n_threads": 1}),
 ]
@@ -461,6 +462,7 @@ ROUND_TRIP_INDEXES = [
     ("spacy-biolink.WordSparseIndex.v3", {"word_threshold": 0.3, "rare_grams": 2,
                                           "rare_hits": 1, "candidates": 4, "n_threads": 1}),
     ("spacy-biolink.AutoSparseIndex.v6", {"min_names": 1, "rare_grams": 4, "rare_hits": 2,
+                                          "rare_from": 0,
                                           "candidates": 2, "candidates_growth": 2.0,
                                           "growth_from": 1, "max_candidates": 6,
                                           "n_threads": 1}),

@@ -93,7 +93,7 @@ def test_v6_recall_against_the_exact_search(data):
     recalls = []
     for grams, hits in ((2, 2), (3, 2)):
         index = built(auto_v6, data, min_names=1, n_threads=1, candidates=10,
-                      rare_grams=grams, rare_hits=hits)
+                      rare_grams=grams, rare_hits=hits, rare_from=0)
         scores, ids = index.search(queries, 10)
         recalls.append(tie_aware_recall(scores, exact_scores, exact_ids, 10))
     v5_scores, _ = built(auto_v5, data, min_names=1, n_threads=1, candidates=10).search(
@@ -103,6 +103,26 @@ def test_v6_recall_against_the_exact_search(data):
     assert recalls == pytest.approx([0.935, 0.97875], abs=0.005)
     assert tie_aware_recall(v5_scores, exact_scores, exact_ids, 10) == \
         pytest.approx(0.8625, abs=0.005)
+
+
+def test_v6_under_rare_from_words_is_v5(data):
+    *_, queries = data
+    v6 = built(auto_v6, data, min_names=1, n_threads=1, candidates=10)  # < 1M words
+    assert v6.approximate.source.rare_grams_for(v6.words) is None
+    assert v6.words._rare_cache is None  # nothing derived or saved for it
+    v5 = built(auto_v5, data, min_names=1, n_threads=1, candidates=10)
+    for got, want in zip(v6.search(queries, 10), v5.search(queries, 10)):
+        numpy.testing.assert_array_equal(got, want)
+    above = built(auto_v6, data, min_names=1, n_threads=1, candidates=10,
+                  rare_from=v6.words.n_words)
+    assert above.approximate.source.rare_grams_for(above.words) == 4
+
+
+@pytest.mark.parametrize("settings", [{"rare_from": -1}, {"rare_from": 1.5},
+                                      {"rare_from": True}])
+def test_bad_rare_from_is_refused(settings):
+    with pytest.raises(BioLinkError, match="E227"):
+        auto_v6(**settings)
 
 
 @pytest.mark.parametrize("settings", [{"rare_grams": 0}, {"rare_grams": 2, "rare_hits": 3},
@@ -118,11 +138,11 @@ def test_bad_rare_settings_are_refused(builder, settings):
 def test_v6_round_trips_through_config_and_disk(tiny_dictionary, tmp_path):
     nlp = make_linker_nlp(tiny_dictionary, index={
         "@misc": "spacy-biolink.AutoSparseIndex.v6", "min_names": 1, "candidates": 4,
-        "rare_grams": 4, "rare_hits": 1})
+        "rare_grams": 4, "rare_hits": 1, "rare_from": 0})
     index = nlp.get_pipe("bio_linker").index
     assert index.prunes and index.words is not None
     meta, _ = index.to_state()
-    assert (meta["rare_grams"], meta["rare_hits"]) == (4, 1)
+    assert (meta["rare_grams"], meta["rare_hits"], meta["rare_from"]) == (4, 1, 0)
     text, ents = ("Patients with type 2 diabetes and breast cancer were enrolled.",
                   ["type 2 diabetes", "breast cancer"])
     got = [e.kb_id_ for e in nlp(doc_with_ents(nlp, text, ents)).ents]
