@@ -159,3 +159,15 @@ def test_v6_round_trips_through_config_and_disk(tiny_dictionary, tmp_path):
     for saved, built_ in zip(loaded_index.words._rare_cache[1], index.words._rare_cache[1]):
         numpy.testing.assert_array_equal(saved, built_)
     assert [e.kb_id_ for e in loaded(doc_with_ents(loaded, text, ents)).ents] == got
+
+
+def test_the_rare_gram_postings_travel_in_a_pickle(data):
+    """Worker processes get the index pickled: the postings go with it, not derived again."""
+    import pickle
+
+    *_, queries = data
+    index = built(word_v3, data, n_threads=1)
+    copy = pickle.loads(pickle.dumps(index))
+    assert copy.words._rare_cache is not None
+    for got, want in zip(copy.search(queries, 10), index.search(queries, 10)):
+        numpy.testing.assert_array_equal(got, want)

@@ -63,7 +63,8 @@ class WordPostings:
     def __init__(self, postings: sparse.csr_matrix, grams: sparse.csr_matrix):
         self.postings = postings  # words x names, c(u, n), names ascending per word
         self.grams = grams  # n-grams x words, unit word rows
-        self._rare_cache: Optional[tuple] = None  # rare_gram_postings' arrays, derived
+        # rare_gram_postings' arrays: derived at build, saved and pickled with the rest.
+        self._rare_cache: Optional[tuple] = None
 
     @property
     def n_words(self) -> int:
@@ -174,9 +175,6 @@ class WordPostings:
             cached = self._rare_cache = (k, rare_gram_index(
                 g.indptr, g.indices, g.data, g.shape[0], self.n_words, k))
         return cached[1]
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_rare_cache": None}
 
     def to_arrays(self) -> Dict[str, numpy.ndarray]:
         """The arrays to save (all numeric), keyed as from_arrays reads them; with the
