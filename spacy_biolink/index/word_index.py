@@ -1,11 +1,14 @@
 """WordCandidates: a PrunedSparseIndex's candidates from word postings (word_postings.py,
-word_kernels.py). The word-candidate searches (WordSparseIndex.v1, v2) and, past their
-min_names, AutoSparseIndex.v3, v4 and bio_linker's default AutoSparseIndex.v5 are
+word_kernels.py). The word-candidate searches (WordSparseIndex.v1 to v3) and, past their
+min_names, AutoSparseIndex.v3 to v5 and bio_linker's default AutoSparseIndex.v6 are
 PrunedSparseIndex with this source (v5 rescores more candidates as the dictionary grows).
 v2/v4/v5 (word_coverage) find the query's words from its
 rarest n-grams only: in a real vocabulary of a million words the common n-grams ("ine",
 "ase") each hold tens of thousands of words, and the query's cosine with every one of them
-was most of the search.
+was most of the search. Past a few million words even the rarest n-grams holding most of a
+query's weight are long lists, so WordSparseIndex.v3 and, from rare_from words on,
+AutoSparseIndex.v6 look for the query's words only among those sharing some of their own
+rarest n-grams with it, and score those exactly (rare_grams, rare_hits).
 
 The block-by-block n-gram candidates (PrunedSparseIndex.v2) read each query's rarest char
 3-grams, but with ~10,000 3-grams over all of a vocabulary's words even those are in 1-3%
@@ -45,6 +48,8 @@ V2_WORD_THRESHOLD = 0.2
 # under 1M (MeSH) each one costs; chosen on NCBI-disease dev at 3M and 10M names (issue 35,
 # BENCHMARKS.md).
 CANDIDATES_GROWTH = 4.0
+GROWTH_FROM = 1_000_000
+MAX_CANDIDATES = 1024
 # WordSparseIndex.v3 / AutoSparseIndex.v6: each word is found through its RARE_GRAMS
 # rarest n-grams and scored exactly when the query holds RARE_HITS of them (a prefix
 # filter); chosen on NCBI-disease dev at 10M realistic names (issue 35, BENCHMARKS.md).
@@ -56,8 +61,6 @@ MAX_RARE_GRAMS = 32
 # word_coverage below: on NCBI-disease dev the rare-gram search lost recall@10 on MeSH 2024
 # and at 3M realistic names, for little speed at 3M, and gained both at 10M (BENCHMARKS.md).
 RARE_FROM = 2_000_000
-GROWTH_FROM = 1_000_000
-MAX_CANDIDATES = 1024
 
 
 class WordCandidates:

@@ -164,9 +164,9 @@ class WordPostings:
         return sparse.csr_matrix((data, indices, indptr), shape=(queries.shape[0], self.n_words))
 
     def rare_gram_postings(self, k: int) -> tuple:
-        """word_kernels.rare_gram_index's arrays for each word's `k` rarest n-grams,
-        derived from the saved n-grams x words rows on first use and kept (a saved index
-        needs no new arrays)."""
+        """word_kernels.rare_gram_index's arrays for each word's `k` rarest n-grams:
+        derived at build (WordCandidates.word_postings) and saved, or here from the
+        n-grams x words rows on first use for an index saved without them, then kept."""
         cached = self._rare_cache
         if cached is None or cached[0] != k:
             from .word_kernels import rare_gram_index
