@@ -252,13 +252,6 @@ class Errors(metaclass=ErrorsWithCodes):
             "the share of each query's squared weight whose rarest n-grams the word search "
             "reads (1 reads them all, WordSparseIndex.v1's search; lower is faster and "
             "finds fewer words).")
-    E223 = ("spacy-biolink.{index}: n_threads = {value!r} must be a whole number >= 0 (the "
-            "threads one batch of queries is split over; 0 = one per core, one in a worker "
-            "process).")
-    E225 = ("spacy-biolink.{index}: candidates_growth = {growth!r} (from growth_from = "
-            "{start!r} names) with candidates = {candidates!r} and max_candidates = {most!r}: "
-            "the growth must be >= 1, growth_from >= 1, and with a growth above 1 "
-            "max_candidates at least candidates (the most names rescored per query).")
     E226 = ("spacy-biolink.{index}: rare_grams = {grams!r} and rare_hits = {hits!r} must be "
             "whole numbers with 1 <= rare_hits <= rare_grams <= 32: each word is found "
             "through its rare_grams rarest n-grams, and scored when the query holds "
@@ -266,6 +259,13 @@ class Errors(metaclass=ErrorsWithCodes):
     E227 = ("spacy-biolink.{index}: rare_from = {value!r} must be a whole number >= 0: the "
             "number of distinct words from which the word search reads the words' rarest "
             "n-grams (below it, word_coverage's search).")
+    E223 = ("spacy-biolink.{index}: n_threads = {value!r} must be a whole number >= 0 (the "
+            "threads one batch of queries is split over; 0 = one per core, one in a worker "
+            "process).")
+    E225 = ("spacy-biolink.{index}: candidates_growth = {growth!r} (from growth_from = "
+            "{start!r} names) with candidates = {candidates!r} and max_candidates = {most!r}: "
+            "the growth must be >= 1, growth_from >= 1, and with a growth above 1 "
+            "max_candidates at least candidates (the most names rescored per query).")
 
     # Corpora
     E301 = ("{path}:{line}: malformed PubTator line: {reason}. The line was: {text!r}. "
