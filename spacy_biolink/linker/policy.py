@@ -301,13 +301,17 @@ class LinkingPolicy:
         """Encode the dictionary's names (normalized as mentions are) and build the search
         over them. fit_encoder: first fit the encoder's statistics on those names (a new
         linker; not when names are added to a fitted one)."""
-        names = [self.normalizer.name(name) for name in dictionary.names]
-        if fit_encoder:
-            self.model.initialize(X=names)
-        vectors = self.encode(names, progress=True)
-        # 10M names are ~1 GB of Python strings: gone before the index doubles the vectors.
-        del names
-        self._build_search(dictionary, vectors)
+        # The names are folded again for the word postings (retriever.build): each
+        # distinct word is folded once for both passes.
+        with self.normalizer.unbounded_cache():
+            names = [self.normalizer.name(name) for name in dictionary.names]
+            if fit_encoder:
+                self.model.initialize(X=names)
+            vectors = self.encode(names, progress=True)
+            # 10M names are ~1 GB of Python strings: gone before the index doubles the
+            # vectors.
+            del names
+            self._build_search(dictionary, vectors)
 
     def _build_search(self, dictionary: ConceptDictionary, name_vectors) -> None:
         """Adopt `dictionary` given its names' vectors: the retriever's index and, with a
