@@ -252,6 +252,13 @@ class Errors(metaclass=ErrorsWithCodes):
             "the share of each query's squared weight whose rarest n-grams the word search "
             "reads (1 reads them all, WordSparseIndex.v1's search; lower is faster and "
             "finds fewer words).")
+    E226 = ("spacy-biolink.{index}: rare_grams = {grams!r} and rare_hits = {hits!r} must be "
+            "whole numbers with 1 <= rare_hits <= rare_grams <= 32: each word is found "
+            "through its rare_grams rarest n-grams, and scored when the query holds "
+            "rare_hits of them (more grams or fewer hits: slower, closer to exact).")
+    E227 = ("spacy-biolink.{index}: rare_from = {value!r} must be a whole number >= 0: the "
+            "number of distinct words from which the word search reads the words' rarest "
+            "n-grams (below it, word_coverage's search).")
     E223 = ("spacy-biolink.{index}: n_threads = {value!r} must be a whole number >= 0 (the "
             "threads one batch of queries is split over; 0 = one per core, one in a worker "
             "process).")

@@ -12,7 +12,8 @@ from .encoders.tfidf import tfidf_encoder
 from .errors import BioLinkError, Errors
 from .evaluation.scorer import score_linking
 from .index import (AUTO_FAISS_MIN_NAMES, AUTO_MIN_NAMES, CANDIDATES_GROWTH, GROWTH_FROM,
-                    MAX_CANDIDATES, V2_CANDIDATES, V2_COVERAGE,
+                    MAX_CANDIDATES, RARE_FROM, RARE_GRAMS, RARE_HITS, V2_CANDIDATES,
+                    V2_COVERAGE,
                     V2_WORD_THRESHOLD, WORD_CANDIDATES, WORD_COVERAGE, WORD_THRESHOLD, AutoFaissIndex, AutoSparseIndex,
                     FaissIndex, HybridIndex, NgramCandidates, PrunedSparseIndex, SparseIndex,
                     WordCandidates)
@@ -169,6 +170,55 @@ def build_auto_sparse_index_v5(min_names: int = AUTO_MIN_NAMES,
     return AutoSparseIndex(
         SparseIndex(chunk_size=chunk_size, n_threads=n_threads, name=name),
         PrunedSparseIndex(WordCandidates(word_threshold, coverage, word_coverage=word_coverage),
+                          candidates=candidates, chunk_size=chunk_size, n_threads=n_threads,
+                          name=name, candidates_growth=candidates_growth,
+                          growth_from=growth_from, max_candidates=max_candidates),
+        min_names=min_names)
+
+
+@registry.misc("spacy-biolink.WordSparseIndex.v3")
+def build_word_sparse_index_v3(word_threshold: float = V2_WORD_THRESHOLD,
+                               rare_grams: int = RARE_GRAMS, rare_hits: int = RARE_HITS,
+                               rare_from: int = 0, word_coverage: float = WORD_COVERAGE,
+                               candidates: int = WORD_CANDIDATES, coverage: float = V2_COVERAGE,
+                               chunk_size: int = 256, n_threads: int = 0) -> PrunedSparseIndex:
+    """Registered `spacy-biolink.WordSparseIndex.v3`: WordSparseIndex.v1 (the words within
+    `word_threshold` exact cosine of the query) whose words are looked for only among
+    those holding `rare_hits` of the query's n-grams among their own `rare_grams` rarest
+    (a prefix filter, index/word_kernels.py word_cosines_rare): a common n-gram is rarely
+    a word's rarest, so the postings read stop following the vocabulary's size. Under
+    `rare_from` words, WordSparseIndex.v2's search (word_coverage) instead. The names
+    found are rescored exactly, as in v1."""
+    return PrunedSparseIndex(WordCandidates(word_threshold, coverage,
+                                            word_coverage=word_coverage,
+                                            rare_grams=rare_grams, rare_hits=rare_hits,
+                                            rare_from=rare_from),
+                             candidates=candidates, chunk_size=chunk_size,
+                             n_threads=n_threads, name="WordSparseIndex.v3")
+
+
+@registry.misc("spacy-biolink.AutoSparseIndex.v6")
+def build_auto_sparse_index_v6(min_names: int = AUTO_MIN_NAMES,
+                               word_threshold: float = V2_WORD_THRESHOLD,
+                               rare_grams: int = RARE_GRAMS, rare_hits: int = RARE_HITS,
+                               rare_from: int = RARE_FROM,
+                               word_coverage: float = WORD_COVERAGE,
+                               candidates: int = WORD_CANDIDATES,
+                               candidates_growth: float = CANDIDATES_GROWTH,
+                               growth_from: int = GROWTH_FROM,
+                               max_candidates: int = MAX_CANDIDATES,
+                               coverage: float = V2_COVERAGE,
+                               chunk_size: int = 256, n_threads: int = 0) -> AutoSparseIndex:
+    """Registered `spacy-biolink.AutoSparseIndex.v6`: AutoSparseIndex.v5 (exact search
+    under min_names names, candidates growing with the names) whose word step is
+    WordSparseIndex.v3's (rare_grams, rare_hits) from `rare_from` distinct words on, v5's
+    (word_coverage) below (bio_linker's default index)."""
+    name = "AutoSparseIndex.v6"
+    return AutoSparseIndex(
+        SparseIndex(chunk_size=chunk_size, n_threads=n_threads, name=name),
+        PrunedSparseIndex(WordCandidates(word_threshold, coverage, word_coverage=word_coverage,
+                                         rare_grams=rare_grams, rare_hits=rare_hits,
+                                         rare_from=rare_from),
                           candidates=candidates, chunk_size=chunk_size, n_threads=n_threads,
                           name=name, candidates_growth=candidates_growth,
                           growth_from=growth_from, max_candidates=max_candidates),

@@ -85,7 +85,7 @@ def test_init_linker_takes_dotted_config_overrides(files, tmp_path):
     assert config["components"]["bio_linker"]["prior_weight"] == 0
     # without an encoder, index overrides apply to the default config's index
     index = config["components"]["bio_linker"]["index"]
-    assert (index["@misc"], index["chunk_size"]) == ("spacy-biolink.AutoSparseIndex.v5", 64)
+    assert (index["@misc"], index["chunk_size"]) == ("spacy-biolink.AutoSparseIndex.v6", 64)
 
 
 def test_format_is_inferred_and_outputs_are_not_overwritten(files, tmp_path):

@@ -300,12 +300,13 @@ def test_no_index_module_names_a_registered_index():
     ("spacy-biolink.AutoSparseIndex.v3", True, True, 0),
     ("spacy-biolink.AutoSparseIndex.v4", True, True, 0),
     ("spacy-biolink.AutoSparseIndex.v5", True, True, 0),
+    ("spacy-biolink.AutoSparseIndex.v6", True, True, 0),
 ])
 def test_auto_builders_compose_an_exact_and_an_approximate_search(name, blocked, words,
                                                                   n_threads):
     """Each AutoSparseIndex version is the same class over different parts: v1 n-gram
-    candidates by the exact kernel, v2 block by block, v3 to v5 word candidates (falling
-    back to v2's); v3 to v5 alone split batches over every core (n_threads 0), in both
+    candidates by the exact kernel, v2 block by block, v3 to v6 word candidates (falling
+    back to v2's); v3 to v6 alone split batches over every core (n_threads 0), in both
     searches."""
     from spacy.util import registry
 

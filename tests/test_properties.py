@@ -111,6 +111,14 @@ SPARSE_INDEXES = [
      {"min_names": 1, "word_threshold": 0.4, "word_coverage": 0.5, "candidates": 2,
       "candidates_growth": 2.0, "growth_from": 1, "max_candidates": 10 ** 4, "n_threads": 2},
      {"min_names": 10 ** 6, "word_threshold": 0.4, "candidates": 3, "n_threads": 1}),
+    ("spacy-biolink.WordSparseIndex.v3",
+     {"word_threshold": 0.4, "rare_grams": 2, "rare_hits": 1, "candidates": 3,
+      "n_threads": 1}, None),
+    ("spacy-biolink.AutoSparseIndex.v6",
+     {"min_names": 1, "word_threshold": 0.4, "rare_grams": 3, "rare_hits": 2, "rare_from": 0,
+      "candidates": 2,
+      "candidates_growth": 2.0, "growth_from": 1, "max_candidates": 10 ** 4, "n_threads": 2},
+     {"min_names": 10 ** 6, "word_threshold": 0.4, "candidates": 3, "n_threads": 1}),
 ]
 
 
@@ -135,7 +143,8 @@ def test_sparse_index_against_the_exact_search(name, pruning, exhaustive, names,
     index = built_sparse(name, pruning, names, rows, vectorizer)
     if name.startswith("spacy-biolink.Word") or name.endswith(("AutoSparseIndex.v3",
                                                                "AutoSparseIndex.v4",
-                                                               "AutoSparseIndex.v5")):
+                                                               "AutoSparseIndex.v5",
+                                                               "AutoSparseIndex.v6")):
         assert index.words is not None  # the word candidates, not the n-gram fallback
     result = index.search(query_rows, k)
     assert_scored_exactly(rows, query_rows, result)
@@ -157,7 +166,9 @@ def touched_names(index, queries, rows):
         # WordSparseIndex.v2 reads each query's rarest n-grams only (word_coverage).
         source = getattr(index, "approximate", index).source
         words = index.words.word_queries(queries, index.word_threshold,
-                                         coverage=getattr(source, "word_coverage", None))
+                                         coverage=getattr(source, "word_coverage", None),
+                                         rare_grams=getattr(source, "rare_grams", None),
+                                         rare_hits=getattr(source, "rare_hits", 1))
         partial = words @ index.words.postings
     else:
         partial = prune_queries(queries, index.coverage) @ rows.T
@@ -445,6 +456,13 @@ ROUND_TRIP_INDEXES = [
     ("spacy-biolink.AutoSparseIndex.v4", {"min_names": 1, "word_coverage": 0.6,
                                           "candidates": 4, "n_threads": 1}),
     ("spacy-biolink.AutoSparseIndex.v5", {"min_names": 1, "word_coverage": 0.6,
+                                          "candidates": 2, "candidates_growth": 2.0,
+                                          "growth_from": 1, "max_candidates": 6,
+                                          "n_threads": 1}),
+    ("spacy-biolink.WordSparseIndex.v3", {"word_threshold": 0.3, "rare_grams": 2,
+                                          "rare_hits": 1, "candidates": 4, "n_threads": 1}),
+    ("spacy-biolink.AutoSparseIndex.v6", {"min_names": 1, "rare_grams": 4, "rare_hits": 2,
+                                          "rare_from": 0,
                                           "candidates": 2, "candidates_growth": 2.0,
                                           "growth_from": 1, "max_candidates": 6,
                                           "n_threads": 1}),

@@ -209,6 +209,25 @@ def test_token_cache_follows_changed_settings():
     assert normalizer.name("strokes") == "stroke"
 
 
+def test_unbounded_cache_keeps_every_token_then_empties(monkeypatch):
+    import spacy_biolink.text.normalize as normalize
+
+    monkeypatch.setattr(normalize, "TOKEN_CACHE_SIZE", 3)
+    normalizer = MentionNormalizer(strip_plurals=True)
+    names = ["Strokes", "heart attacks", "tumours of bone", "seizures"]
+    bounded = [normalizer.name(n) for n in names]
+    assert len(normalizer._token_cache) <= 3  # emptied whenever full
+    calls = []
+    fold_token = normalizer._fold_token
+    with normalizer.unbounded_cache():
+        normalizer._token_cache.fold = lambda token: calls.append(token) or fold_token(token)
+        assert [normalizer.name(n) for n in names] == bounded
+        assert [normalizer.name(n) for n in names] == bounded  # the build's second pass
+        # Each of the 7 tokens folded at most once ("seizures" was still cached).
+        assert len(normalizer._token_cache) == 7 and len(calls) == 6
+    assert len(normalizer._token_cache) == 0 and normalizer._token_cache.limit == 3
+
+
 @pytest.mark.parametrize("text", ["", " ", "Wilson disease (WD) and WD.", "a  b\n\nc ",
                                   "\tx\u00a0y  ", "T-cell prolymphocytic leukaemia (T-PLL);\r\n"])
 def test_doc_text_from_the_token_arrays_is_doc_text(text):

@@ -19,11 +19,12 @@ from .hybrid import HybridIndex
 from .pruned import V2_CANDIDATES, V2_COVERAGE, NgramCandidates, PrunedSparseIndex
 from .sparse import (NameIndex, SearchResult, SparseIndex, exact_index, exact_index_from_state,
                      top_k)
-from .word_index import (CANDIDATES_GROWTH, GROWTH_FROM, MAX_CANDIDATES, V2_WORD_THRESHOLD,
+from .word_index import (CANDIDATES_GROWTH, GROWTH_FROM, MAX_CANDIDATES, RARE_FROM, RARE_GRAMS,
+                         RARE_HITS, V2_WORD_THRESHOLD,
                          WORD_CANDIDATES, WORD_COVERAGE, WORD_THRESHOLD, WordCandidates)
 
 __all__ = ["AUTO_FAISS_MIN_NAMES", "AUTO_MIN_NAMES", "AutoFaissIndex", "AutoSparseIndex",
-           "CANDIDATES_GROWTH", "FAISS_KINDS", "GROWTH_FROM", "MAX_CANDIDATES", "FaissIndex", "HybridIndex", "NameIndex", "NgramCandidates",
+           "CANDIDATES_GROWTH", "FAISS_KINDS", "GROWTH_FROM", "MAX_CANDIDATES", "RARE_FROM", "RARE_GRAMS", "RARE_HITS", "FaissIndex", "HybridIndex", "NameIndex", "NgramCandidates",
            "PrunedSparseIndex", "SearchResult", "SparseIndex", "V2_CANDIDATES", "V2_COVERAGE",
            "V2_WORD_THRESHOLD", "WORD_CANDIDATES", "WORD_COVERAGE", "WORD_THRESHOLD", "WordCandidates", "exact_index",
            "exact_index_from_state", "top_k"]

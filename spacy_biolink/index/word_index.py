@@ -1,11 +1,14 @@
 """WordCandidates: a PrunedSparseIndex's candidates from word postings (word_postings.py,
-word_kernels.py). The word-candidate searches (WordSparseIndex.v1, v2) and, past their
-min_names, AutoSparseIndex.v3, v4 and bio_linker's default AutoSparseIndex.v5 are
+word_kernels.py). The word-candidate searches (WordSparseIndex.v1 to v3) and, past their
+min_names, AutoSparseIndex.v3 to v5 and bio_linker's default AutoSparseIndex.v6 are
 PrunedSparseIndex with this source (v5 rescores more candidates as the dictionary grows).
 v2/v4/v5 (word_coverage) find the query's words from its
 rarest n-grams only: in a real vocabulary of a million words the common n-grams ("ine",
 "ase") each hold tens of thousands of words, and the query's cosine with every one of them
-was most of the search.
+was most of the search. Past a few million words even the rarest n-grams holding most of a
+query's weight are long lists, so WordSparseIndex.v3 and, from rare_from words on,
+AutoSparseIndex.v6 look for the query's words only among those sharing some of their own
+rarest n-grams with it, and score those exactly (rare_grams, rare_hits).
 
 The block-by-block n-gram candidates (PrunedSparseIndex.v2) read each query's rarest char
 3-grams, but with ~10,000 3-grams over all of a vocabulary's words even those are in 1-3%
@@ -47,6 +50,17 @@ V2_WORD_THRESHOLD = 0.2
 CANDIDATES_GROWTH = 4.0
 GROWTH_FROM = 1_000_000
 MAX_CANDIDATES = 1024
+# WordSparseIndex.v3 / AutoSparseIndex.v6: each word is found through its RARE_GRAMS
+# rarest n-grams and scored exactly when the query holds RARE_HITS of them (a prefix
+# filter); chosen on NCBI-disease dev at 10M realistic names (issue 35, BENCHMARKS.md).
+# Counted in a byte per word, hence the bound.
+RARE_GRAMS = 4
+RARE_HITS = 2
+MAX_RARE_GRAMS = 32
+# AutoSparseIndex.v6 reads words by their rare n-grams from this many words on, by
+# word_coverage below: on NCBI-disease dev the rare-gram search lost recall@10 on MeSH 2024
+# and at 3M realistic names, for little speed at 3M, and gained both at 10M (BENCHMARKS.md).
+RARE_FROM = 2_000_000
 
 
 class WordCandidates:
@@ -59,12 +73,24 @@ class WordCandidates:
     uses_words = True
 
     def __init__(self, word_threshold: float = WORD_THRESHOLD, coverage: float = V2_COVERAGE,
-                 *, word_coverage: Optional[float] = None):
+                 *, word_coverage: Optional[float] = None,
+                 rare_grams: Optional[int] = None, rare_hits: int = 1,
+                 rare_from: int = 0):
         self.word_threshold = word_threshold
         # None: each query's cosine with every word sharing an n-gram with it; a share:
         # only its rarest n-grams holding that share of its weight are read
         # (word_kernels.word_cosines_pruned), whose postings grow far slower with the words.
         self.word_coverage = word_coverage
+        # None: the words are found by their cosines over the query's n-grams (all of
+        # them, or word_coverage's); a count: by the query's n-grams among each word's
+        # own `rare_grams` rarest, then scored exactly (WordSparseIndex.v3, a prefix
+        # filter: word_kernels.word_cosines_rare).
+        self.rare_grams = rare_grams
+        self.rare_hits = rare_hits
+        # Under this many words the rare-gram search is not used (word_coverage's is):
+        # with few words the common n-grams' postings are short, and a word missing two
+        # of its rarest n-grams costs recall (BENCHMARKS.md, MeSH 2024).
+        self.rare_from = rare_from
         self.fallback = NgramCandidates(coverage, blocked=True)
         self._word_postings_cache: Optional[tuple] = None
 
@@ -88,6 +114,14 @@ class WordCandidates:
                     not 0 < share <= 1:
                 raise BioLinkError(Errors.E224.format(index=name, value=share))
             self.word_coverage = float(share)
+        grams, hits = self.rare_grams, self.rare_hits
+        if grams is not None:
+            if any(isinstance(v, bool) or not isinstance(v, int) for v in (grams, hits)) or \
+                    not 1 <= hits <= grams <= MAX_RARE_GRAMS:
+                raise BioLinkError(Errors.E226.format(index=name, grams=grams, hits=hits))
+            start = self.rare_from
+            if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+                raise BioLinkError(Errors.E227.format(index=name, value=start))
 
     def word_postings(self, texts: Iterable[str], vectorizer, rows: sparse.csr_matrix,
                       name: str) -> Optional[WordPostings]:
@@ -96,6 +130,9 @@ class WordCandidates:
         words = WordPostings.from_names(texts, vectorizer, rows)
         if words is not None:
             logger.info("%s: word postings over %d words", name, words.n_words)
+            if self.rare_grams_for(words) is not None:
+                # Derived now and saved with the index, not on a loaded one's first search.
+                words.rare_gram_postings(self.rare_grams)
         return words
 
     def find(self, index, queries: sparse.csr_matrix, depth: int) -> numpy.ndarray:
@@ -106,11 +143,20 @@ class WordCandidates:
 
         word_queries = index.words.word_queries(queries, self.word_threshold,
                                                 coverage=self.word_coverage,
-                                                n_threads=index.n_threads)
+                                                n_threads=index.n_threads,
+                                                rare_grams=self.rare_grams_for(index.words),
+                                                rare_hits=self.rare_hits)
         return block_kernels.blocked_candidates(
             word_queries.indptr, word_queries.indices, word_queries.data,
             self._prepared(index.words.postings), index.n_vectors, depth,
             n_threads=index.n_threads, chunk_size=max(1, int(index.chunk_size)))
+
+    def rare_grams_for(self, words) -> Optional[int]:
+        """rare_grams where the word postings hold at least rare_from words, else None
+        (the word_coverage search)."""
+        if self.rare_grams is None or words is None or words.n_words < self.rare_from:
+            return None
+        return self.rare_grams
 
     def _prepared(self, postings):
         cached = self._word_postings_cache
@@ -130,6 +176,10 @@ class WordCandidates:
         meta = {"word_threshold": self.word_threshold, "words": index.words is not None}
         if self.word_coverage is not None:
             meta["word_coverage"] = self.word_coverage
+        if self.rare_grams is not None:
+            meta["rare_grams"] = self.rare_grams
+            meta["rare_hits"] = self.rare_hits
+            meta["rare_from"] = self.rare_from
         return meta
 
     def __getstate__(self) -> dict:

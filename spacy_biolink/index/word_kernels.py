@@ -1,7 +1,9 @@
 """Compiled (numba) kernels of word_postings.py: the cosine of a query with every word that
 shares an n-gram with it, keeping the words at or above a threshold (WordSparseIndex.v1),
 and the same over each query's rarest n-grams only (word_cosines_pruned,
-WordSparseIndex.v2), whose postings grow far slower with a vocabulary's words."""
+WordSparseIndex.v2), whose postings grow far slower with a vocabulary's words; and the
+exact cosines of the words found through their own rarest n-grams only (word_cosines_rare,
+WordSparseIndex.v3: a prefix filter), whose reading barely grows with the words."""
 import numpy
 
 from .kernels import _jit
@@ -174,6 +176,176 @@ def word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data
                                         numpy.float32(coverage), numpy.float32(threshold),
                                         acc, touched, out_indptr, out_indices, out_data, order,
                                         numpy.zeros(len(order), dtype=numpy.uint8))
+            if size >= 0:
+                return out_indptr, out_indices[:size], out_data[:size]
+            cap *= 4
+
+    n_threads = max(1, min(int(n_threads), n_rows // MIN_ROWS_PER_THREAD))
+    if n_threads == 1:
+        return run(0, n_rows)
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = numpy.linspace(0, n_rows, n_threads + 1).astype(int)
+    with ThreadPoolExecutor(n_threads) as pool:
+        parts = list(pool.map(run, bounds[:-1], bounds[1:]))
+    indptr = [numpy.zeros(1, dtype=numpy.int64)]
+    offset = 0
+    for part in parts:
+        indptr.append(part[0][1:] + offset)
+        offset += int(part[0][-1])
+    return (numpy.concatenate(indptr), numpy.concatenate([p[1] for p in parts]),
+            numpy.concatenate([p[2] for p in parts]))
+
+
+@_jit("int64(int64[::1], int32[::1], int64[::1], int64, int32[::1], int32[::1])")
+def _rarest_grams(w_indptr, w_indices, df, k, out_grams, out_words):
+    """Each word's (row of w) `k` n-grams held by the fewest words (ties: lower n-gram
+    id), as (n-gram, word) pairs; returns how many were written."""
+    size = 0
+    for word in range(w_indptr.shape[0] - 1):
+        start = w_indptr[word]
+        stop = w_indptr[word + 1]
+        taken = 0
+        last_df = -1
+        last_gram = -1
+        while taken < k:
+            best = -1
+            for p in range(start, stop):
+                gram = w_indices[p]
+                d = df[gram]
+                if d < last_df or (d == last_df and gram <= last_gram):
+                    continue
+                if best < 0 or d < df[best] or (d == df[best] and gram < best):
+                    best = gram
+            if best < 0:
+                break
+            out_grams[size] = best
+            out_words[size] = word
+            size += 1
+            taken += 1
+            last_df = df[best]
+            last_gram = best
+    return size
+
+
+@_jit("void(int32[::1], int32[::1], int64[::1], int32[::1])")
+def _scatter_by_gram(grams, words, r_indptr, r_indices):
+    """The (n-gram, word) pairs (words ascending) into n-gram rows: a counting sort that
+    keeps each row's words ascending."""
+    fill = r_indptr[:-1].copy()
+    for i in range(grams.shape[0]):
+        r_indices[fill[grams[i]]] = words[i]
+        fill[grams[i]] += 1
+
+
+def rare_gram_index(g_indptr, g_indices, g_data, n_features, n_words, k):
+    """From the n-grams x words unit word rows (g): the n-grams x words postings of each
+    word under its `k` rarest n-grams only, and the words x n-grams rows (the word's exact
+    cosine with a query is read from its row), and each word's number of rare n-grams
+    (min(k, its n-grams)): (r_indptr, r_indices, w_indptr, w_indices, w_data, rare_len)."""
+    from scipy import sparse
+
+    grams = sparse.csr_matrix((g_data, g_indices, g_indptr), shape=(n_features, n_words))
+    rows = grams.T.tocsr()
+    rows.sort_indices()
+    df = numpy.diff(numpy.asarray(g_indptr, dtype=numpy.int64))
+    w_indptr = numpy.ascontiguousarray(rows.indptr, dtype=numpy.int64)
+    w_indices = numpy.ascontiguousarray(rows.indices, dtype=numpy.int32)
+    out_grams = numpy.empty(k * n_words, dtype=numpy.int32)
+    out_words = numpy.empty(k * n_words, dtype=numpy.int32)
+    size = _rarest_grams(w_indptr, w_indices, df, int(k), out_grams, out_words)
+    r_indptr = numpy.zeros(n_features + 1, dtype=numpy.int64)
+    numpy.cumsum(numpy.bincount(out_grams[:size], minlength=n_features), out=r_indptr[1:])
+    r_indices = numpy.empty(size, dtype=numpy.int32)
+    _scatter_by_gram(out_grams[:size], out_words[:size], r_indptr, r_indices)
+    rare_len = numpy.minimum(numpy.diff(w_indptr), k).astype(numpy.uint8)
+    return (r_indptr, r_indices, w_indptr, w_indices,
+            numpy.ascontiguousarray(rows.data, dtype=numpy.float32), rare_len)
+
+
+@_jit("int64(int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], int64[::1], "
+      "int32[::1], float32[::1], uint8[::1], int64, float32, float32[::1], uint8[::1], "
+      "float32[::1], int32[::1], int32[::1], int64[::1], int32[::1], float32[::1])")
+def _word_cosines_rare(q_indptr, q_indices, q_data, r_indptr, r_indices, w_indptr, w_indices,
+                       w_data, rare_len, min_hits, threshold, weights, hits, acc, seen,
+                       touched, out_indptr, out_indices, out_data):
+    """Each query's words of cosine >= threshold (where none reaches it, its closest)
+    among those posted under at least min(min_hits, its rare n-grams) of the query's
+    n-grams in the rare-gram postings (r), with their exact cosines read from their rows
+    (w). `weights` (one per n-gram), `hits` and `acc` must be all zero on entry and are
+    left so. Returns the number written, or -1 when out_indices is too small."""
+    size = 0
+    out_indptr[0] = 0
+    for row in range(q_indptr.shape[0] - 1):
+        start = q_indptr[row]
+        stop = q_indptr[row + 1]
+        for p in range(start, stop):
+            weights[q_indices[p]] = q_data[p]
+        n_seen = 0
+        for p in range(start, stop):
+            feature = q_indices[p]
+            for r in range(r_indptr[feature], r_indptr[feature + 1]):
+                word = r_indices[r]
+                if hits[word] == 0:
+                    seen[n_seen] = word
+                    n_seen += 1
+                hits[word] += 1
+        # Reading a word's row is a few cache misses where a posting is one: only the
+        # words sharing enough of their rarest n-grams with the query are scored.
+        n_touched = 0
+        for s in range(n_seen):
+            word = seen[s]
+            if hits[word] >= min(min_hits, rare_len[word]):
+                cosine = numpy.float32(0)
+                for w in range(w_indptr[word], w_indptr[word + 1]):
+                    cosine += weights[w_indices[w]] * w_data[w]
+                # A word posted under a query n-gram shares it: its cosine is positive
+                # (weights and rows are non-negative), so acc marks it as scored.
+                acc[word] = max(cosine, numpy.float32(1e-30))
+                touched[n_touched] = word
+                n_touched += 1
+            hits[word] = 0
+        for p in range(start, stop):
+            weights[q_indices[p]] = 0
+        size = _emit_row(acc, touched, n_touched, threshold, out_indices, out_data, size)
+        if size < 0:
+            return -1
+        out_indptr[row + 1] = size
+    return size
+
+
+def word_cosines_rare(q_indptr, q_indices, q_data, rare, n_features, n_words, threshold, *,
+                      min_hits=1, n_threads=1):
+    """word_cosines' arrays (exact cosines >= threshold, or the closest word) over the
+    words posted under `min_hits` of each query's n-grams (or all their rare n-grams, if
+    fewer) in `rare` (rare_gram_index's arrays):
+    a word close to the query shares its rarest n-grams with it, and those postings hold
+    few words each, where a common n-gram's full postings hold a large share of a
+    vocabulary. Rows split over n_threads threads."""
+    from .kernels import MIN_ROWS_PER_THREAD
+
+    n_rows = len(q_indptr) - 1
+    r_indptr, r_indices, w_indptr, w_indices, w_data, rare_len = rare
+
+    def run(lo, hi):
+        weights = numpy.zeros(n_features, dtype=numpy.float32)
+        hits = numpy.zeros(n_words, dtype=numpy.uint8)
+        acc = numpy.zeros(n_words, dtype=numpy.float32)
+        seen = numpy.empty(n_words, dtype=numpy.int32)
+        touched = numpy.empty(n_words, dtype=numpy.int32)
+        indptr = numpy.ascontiguousarray(q_indptr[lo:hi + 1] - q_indptr[lo], dtype=numpy.int64)
+        first, last = int(q_indptr[lo]), int(q_indptr[hi])
+        indices = numpy.ascontiguousarray(q_indices[first:last], dtype=numpy.int32)
+        data = numpy.ascontiguousarray(q_data[first:last], dtype=numpy.float32)
+        out_indptr = numpy.zeros(hi - lo + 1, dtype=numpy.int64)
+        cap = max(1024, 64 * (hi - lo))
+        while True:
+            out_indices = numpy.empty(cap, dtype=numpy.int32)
+            out_data = numpy.empty(cap, dtype=numpy.float32)
+            size = _word_cosines_rare(indptr, indices, data, r_indptr, r_indices, w_indptr,
+                                      w_indices, w_data, rare_len, int(min_hits),
+                                      numpy.float32(threshold), weights, hits, acc, seen,
+                                      touched, out_indptr, out_indices, out_data)
             if size >= 0:
                 return out_indptr, out_indices[:size], out_data[:size]
             cap *= 4

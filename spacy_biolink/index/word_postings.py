@@ -35,6 +35,9 @@ CHECK_SAMPLE = 2_000
 # (1.15x the search at 8M names); 0.35 and 0.4 lost recall (BENCHMARKS.md).
 MIN_SHARE = 0.3
 CHECK_TOLERANCE = 1e-4
+# The saved arrays of rare_gram_postings (word_kernels.rare_gram_index's, in its order).
+_RARE_KEYS = ("word_rare_indptr", "word_rare_indices", "word_rows_indptr",
+              "word_rows_indices", "word_rows_data", "word_rare_len")
 _NORM_CHUNK = 1_000_000
 
 
@@ -60,6 +63,8 @@ class WordPostings:
     def __init__(self, postings: sparse.csr_matrix, grams: sparse.csr_matrix):
         self.postings = postings  # words x names, c(u, n), names ascending per word
         self.grams = grams  # n-grams x words, unit word rows
+        # rare_gram_postings' arrays: derived at build, saved and pickled with the rest.
+        self._rare_cache: Optional[tuple] = None
 
     @property
     def n_words(self) -> int:
@@ -128,15 +133,27 @@ class WordPostings:
         return cls(postings, grams)
 
     def word_queries(self, queries: sparse.csr_matrix, threshold: float, *,
-                     coverage: Optional[float] = None, n_threads: int = 1) -> sparse.csr_matrix:
+                     coverage: Optional[float] = None, n_threads: int = 1,
+                     rare_grams: Optional[int] = None, rare_hits: int = 1
+                     ) -> sparse.csr_matrix:
         """Each query row's words with cosine >= threshold (where none reaches it, its
         closest), as rows over the words. With `coverage`, the cosines are read from
         each query's rarest n-grams holding that share of its squared weight
         (word_kernels.word_cosines_pruned, split over n_threads): partial cosines, from
-        a fraction of the postings."""
-        from .word_kernels import word_cosines, word_cosines_pruned
+        a fraction of the postings. With `rare_grams` instead, the exact cosines of the
+        words posted under `rare_hits` of the query's n-grams among their own `rare_grams`
+        rarest (word_kernels.word_cosines_rare; the postings are derived once and kept)."""
+        from .word_kernels import word_cosines, word_cosines_pruned, word_cosines_rare
 
         g = self.grams
+        if rare_grams is not None:
+            indptr, indices, data = word_cosines_rare(
+                queries.indptr.astype(numpy.int64), queries.indices.astype(numpy.int32),
+                queries.data.astype(numpy.float32), self.rare_gram_postings(rare_grams),
+                g.shape[0], self.n_words, numpy.float32(threshold), min_hits=rare_hits,
+                n_threads=n_threads)
+            return sparse.csr_matrix((data, indices, indptr),
+                                     shape=(queries.shape[0], self.n_words))
         args = (queries.indptr.astype(numpy.int64), queries.indices.astype(numpy.int32),
                 queries.data.astype(numpy.float32), g.indptr.astype(numpy.int64, copy=False),
                 g.indices, g.data, self.n_words, numpy.float32(threshold))
@@ -146,12 +163,31 @@ class WordPostings:
             indptr, indices, data = word_cosines_pruned(*args, coverage, n_threads=n_threads)
         return sparse.csr_matrix((data, indices, indptr), shape=(queries.shape[0], self.n_words))
 
+    def rare_gram_postings(self, k: int) -> tuple:
+        """word_kernels.rare_gram_index's arrays for each word's `k` rarest n-grams:
+        derived at build (WordCandidates.word_postings) and saved, or here from the
+        n-grams x words rows on first use for an index saved without them, then kept."""
+        cached = self._rare_cache
+        if cached is None or cached[0] != k:
+            from .word_kernels import rare_gram_index
+
+            g = self.grams
+            cached = self._rare_cache = (k, rare_gram_index(
+                g.indptr, g.indices, g.data, g.shape[0], self.n_words, k))
+        return cached[1]
+
     def to_arrays(self) -> Dict[str, numpy.ndarray]:
-        """The arrays to save (all numeric), keyed as from_arrays reads them."""
+        """The arrays to save (all numeric), keyed as from_arrays reads them; with the
+        rare-gram postings once derived (so that a loaded index need not derive them)."""
         p, g = self.postings, self.grams
-        return {"words_data": p.data, "words_indices": p.indices, "words_indptr": p.indptr,
-                "word_grams_data": g.data, "word_grams_indices": g.indices,
-                "word_grams_indptr": g.indptr}
+        arrays = {"words_data": p.data, "words_indices": p.indices, "words_indptr": p.indptr,
+                  "word_grams_data": g.data, "word_grams_indices": g.indices,
+                  "word_grams_indptr": g.indptr}
+        if self._rare_cache is not None:
+            k, rare = self._rare_cache
+            arrays["word_rare_grams"] = numpy.array([k], dtype=numpy.int64)
+            arrays.update(zip(_RARE_KEYS, rare))
+        return arrays
 
     @classmethod
     def from_arrays(cls, arrays: Dict[str, numpy.ndarray], n_names: int, n_features: int
@@ -168,7 +204,12 @@ class WordPostings:
                                    numpy.array(arrays["word_grams_indices"]),
                                    numpy.array(arrays["word_grams_indptr"])),
                                   shape=(n_features, n_words))
-        return cls(postings, grams)
+        words = cls(postings, grams)
+        if "word_rare_grams" in arrays:
+            words._rare_cache = (int(arrays["word_rare_grams"][0]), tuple(
+                arrays[key] if arrays[key].flags.writeable else numpy.array(arrays[key])
+                for key in _RARE_KEYS))
+        return words
 
 
 def _keep_shares(coefficient: sparse.csr_matrix, min_share: float) -> sparse.csr_matrix:

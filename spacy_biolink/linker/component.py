@@ -58,9 +58,10 @@ min_df = 1
     default_config={
         "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
         # Exact sparse search below 500,000 names, word candidates above (index/auto.py),
-        # the query's words from its rarest n-grams (word_kernels.py), more candidates
-        # rescored past 1M names; "spacy-biolink.SparseIndex.v1" is always exact.
-        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v5", "chunk_size": 256},
+        # the query's words among those sharing their rarest n-grams with it
+        # (word_kernels.py), more candidates rescored past 1M names;
+        # "spacy-biolink.SparseIndex.v1" is always exact.
+        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v6", "chunk_size": 256},
         "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
                        "remove_punctuation": True, "spelling_variants": True,
                        "strip_plurals": True},

@@ -304,13 +304,17 @@ class LinkingPolicy:
         linker; not when names are added to a fitted one). encode: what gives the
         normalized names' vectors instead of the encoder (a cache of them, for callers
         that index many dictionaries sharing most names)."""
-        names = [self.normalizer.name(name) for name in dictionary.names]
-        if fit_encoder:
-            self.model.initialize(X=names)
-        vectors = encode(names) if encode is not None else self.encode(names, progress=True)
-        # 10M names are ~1 GB of Python strings: gone before the index doubles the vectors.
-        del names
-        self._build_search(dictionary, vectors)
+        # The names are folded again for the word postings (retriever.build): each
+        # distinct word is folded once for both passes.
+        with self.normalizer.unbounded_cache():
+            names = [self.normalizer.name(name) for name in dictionary.names]
+            if fit_encoder:
+                self.model.initialize(X=names)
+            vectors = encode(names) if encode is not None else self.encode(names, progress=True)
+            # 10M names are ~1 GB of Python strings: gone before the index doubles the
+            # vectors.
+            del names
+            self._build_search(dictionary, vectors)
 
     def _build_search(self, dictionary: ConceptDictionary, name_vectors) -> None:
         """Adopt `dictionary` given its names' vectors: the retriever's index and, with a

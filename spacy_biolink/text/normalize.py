@@ -9,7 +9,9 @@ both sides, a lossy rule only has to be consistent, not linguistically right:
 """
 import re
 import string
-from typing import Dict, Mapping, Optional
+import sys
+from contextlib import contextmanager
+from typing import Dict, Iterator, Mapping, Optional
 
 from ..errors import BioLinkError, Errors
 from ..io.files import check_no_control_characters, iter_lines
@@ -44,9 +46,10 @@ class _TokenCache(dict):
         super().__init__()
         self.fold = fold
         self.settings = settings
+        self.limit = TOKEN_CACHE_SIZE
 
     def __missing__(self, token: str) -> str:
-        if len(self) >= TOKEN_CACHE_SIZE:
+        if len(self) >= self.limit:
             self.clear()
         folded = self[token] = self.fold(token)
         return folded
@@ -84,6 +87,21 @@ class MentionNormalizer:
         if cache is None or cache.settings != settings:  # the settings are public attributes
             cache = self._token_cache = _TokenCache(self._fold_token, settings)
         return " ".join(filter(None, map(cache.__getitem__, text.split())))
+
+    @contextmanager
+    def unbounded_cache(self) -> Iterator[None]:
+        """Within the block, keep every distinct token's folded form (then empty the
+        cache): building a linker folds each name twice (encoding, then the word
+        postings), and with millions of distinct words the bounded cache is emptied so
+        often that nearly every token was folded from scratch in both passes."""
+        self.fold("")  # makes the cache for the current settings
+        cache = self._token_cache
+        cache.limit = sys.maxsize
+        try:
+            yield
+        finally:
+            cache.clear()
+            cache.limit = TOKEN_CACHE_SIZE
 
     def _fold_token(self, text: str) -> str:
         """fold() of one token (or of any text: it is the whole rule set). Nothing in it
