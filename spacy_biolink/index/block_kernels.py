@@ -22,6 +22,7 @@ import numpy
 from numba import types
 
 from .kernels import _RO_F32, _RO_U32, _RO_U64, _jit, _kth_largest, _readonly
+from .threads import map_row_ranges
 
 # Names per block: 2**16 float32 = 256 kB of accumulator, within a core's L2 (512 kB on
 # the machine measured; 2**14-2**16 measured alike, BENCHMARKS.md).
@@ -181,7 +182,7 @@ def blocked_candidates(q_indptr, q_indices, q_data, postings, n_names, c, *, n_t
     `kernels.prepare_postings` over non-negative values with each feature's names sorted
     (`postings_sorted`). Rows go `chunk_size` at a time (the cursors grow with the rows)
     and are split over `n_threads` threads (the kernel releases the GIL)."""
-    from .kernels import MIN_ROWS_PER_THREAD, prepare_postings
+    from .kernels import prepare_postings
 
     t_indptr, t_indices, t_data = postings
     q_indptr, q_indices, q_data = prepare_postings(q_indptr, q_indices, q_data,
@@ -215,15 +216,7 @@ def blocked_candidates(q_indptr, q_indices, q_data, postings, n_names, c, *, n_t
                                 numpy.empty(n_entries, dtype=numpy.uint32),
                                 numpy.empty(n_entries, dtype=numpy.int64), buf_s, buf_i, scratch)
 
-    n_threads = max(1, min(int(n_threads), n_rows // MIN_ROWS_PER_THREAD))
-    if n_threads == 1:
-        run(0, n_rows)
-        return ids
-    from concurrent.futures import ThreadPoolExecutor
-
-    bounds = numpy.linspace(0, n_rows, n_threads + 1).astype(int)
-    with ThreadPoolExecutor(n_threads) as pool:
-        list(pool.map(run, bounds[:-1], bounds[1:]))
+    map_row_ranges(run, n_rows, n_threads)
     return ids
 
 

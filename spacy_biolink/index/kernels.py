@@ -13,6 +13,8 @@ import warnings
 import numpy
 from numba import njit, types
 
+from .threads import MIN_ROWS_PER_THREAD, map_row_ranges  # noqa: F401 (the tests read it here)
+
 # Inputs are passed as read-only views (index arrays loaded from bytes are read-only), so
 # one signature serves both; offsets and indices as unsigned views, which spares numba's
 # negative-index wraparound on every posting (~1/3 of the scatter-add time).
@@ -27,8 +29,6 @@ BLOCK = 8
 # A query with fewer postings than n_names / SPARSE_RATIO tracks the names it touches
 # instead of scanning the whole accumulator.
 SPARSE_RATIO = 16
-# Fewer rows than this per thread are not worth a thread.
-MIN_ROWS_PER_THREAD = 32
 
 
 def _jit(signature):
@@ -276,15 +276,7 @@ def search_rows(q_indptr, q_indices, q_data, postings, n_names, k, n_threads=1):
                      scratch, seen, touched, numpy.empty(heap, dtype=numpy.float32),
                      numpy.empty(heap, dtype=numpy.int64))
 
-    n_threads = max(1, min(int(n_threads), n_rows // MIN_ROWS_PER_THREAD))
-    if n_threads == 1:
-        run(0, n_rows)
-        return scores, ids
-    from concurrent.futures import ThreadPoolExecutor
-
-    bounds = numpy.linspace(0, n_rows, n_threads + 1).astype(int)
-    with ThreadPoolExecutor(n_threads) as pool:
-        list(pool.map(run, bounds[:-1], bounds[1:]))
+    map_row_ranges(run, n_rows, n_threads)
     return scores, ids
 
 

@@ -6,6 +6,11 @@ multiprocessing pool), whose siblings already take the cores.
 """
 import multiprocessing
 import os
+from typing import Callable, List, TypeVar
+
+T = TypeVar("T")
+# Fewer rows than this per thread cost more in thread start-up than they save.
+MIN_ROWS_PER_THREAD = 32
 
 
 def usable_cores() -> int:
@@ -29,3 +34,20 @@ def search_threads(n_threads: int) -> int:
 def valid_thread_count(value) -> bool:
     """Whether `value` is a usable n_threads setting: a whole number >= 0 (not a bool)."""
     return not isinstance(value, bool) and isinstance(value, int) and value >= 0
+
+
+def map_row_ranges(run: Callable[[int, int], T], n_rows: int, n_threads: int,
+                   min_rows: int = MIN_ROWS_PER_THREAD) -> List[T]:
+    """[run(lo, hi), ...] over consecutive ranges of the n_rows rows, one range per thread
+    (at most n_threads, each at least `min_rows` rows; the kernels release the GIL, so the
+    ranges run in parallel), in row order."""
+    n_threads = max(1, min(int(n_threads), n_rows // min_rows))
+    if n_threads == 1:
+        return [run(0, n_rows)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy
+
+    bounds = numpy.linspace(0, n_rows, n_threads + 1).astype(int)
+    with ThreadPoolExecutor(n_threads) as pool:
+        return list(pool.map(run, bounds[:-1].tolist(), bounds[1:].tolist()))

@@ -7,6 +7,35 @@ WordSparseIndex.v3: a prefix filter), whose reading barely grows with the words.
 import numpy
 
 from .kernels import _jit
+from .threads import map_row_ranges
+
+
+def _fill_growing(n_rows, fill):
+    """(indptr, indices, data) of `fill(out_indptr, out_indices, out_data)`, a kernel that
+    returns the entries written or -1 when out_indices is too small: retried with four
+    times the room until it fits."""
+    out_indptr = numpy.zeros(n_rows + 1, dtype=numpy.int64)
+    cap = max(1024, 64 * n_rows)
+    while True:
+        out_indices = numpy.empty(cap, dtype=numpy.int32)
+        out_data = numpy.empty(cap, dtype=numpy.float32)
+        size = fill(out_indptr, out_indices, out_data)
+        if size >= 0:
+            return out_indptr, out_indices[:size], out_data[:size]
+        cap *= 4
+
+
+def _join_rows(parts):
+    """One CSR (indptr, indices, data) of consecutive row ranges' CSR parts."""
+    if len(parts) == 1:
+        return parts[0]
+    indptr = [numpy.zeros(1, dtype=numpy.int64)]
+    offset = 0
+    for part in parts:
+        indptr.append(part[0][1:] + offset)
+        offset += int(part[0][-1])
+    return (numpy.concatenate(indptr), numpy.concatenate([p[1] for p in parts]),
+            numpy.concatenate([p[2] for p in parts]))
 
 
 @_jit("int64(float32[::1], int32[::1], int64, float32, int32[::1], float32[::1], int64)")
@@ -71,20 +100,12 @@ def word_cosines(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, n_wor
     query row (non-negative unit rows; g: n-grams x words, unit word rows)."""
     acc = numpy.zeros(n_words, dtype=numpy.float32)
     touched = numpy.empty(n_words, dtype=numpy.int32)
-    n_rows = len(q_indptr) - 1
-    out_indptr = numpy.zeros(n_rows + 1, dtype=numpy.int64)
-    cap = max(1024, 64 * n_rows)
-    while True:
-        out_indices = numpy.empty(cap, dtype=numpy.int32)
-        out_data = numpy.empty(cap, dtype=numpy.float32)
-        size = _word_cosines(q_indptr, q_indices, q_data, g_indptr,
-                             numpy.ascontiguousarray(g_indices, dtype=numpy.int32),
-                             numpy.ascontiguousarray(g_data, dtype=numpy.float32),
-                             numpy.float32(threshold), acc, touched, out_indptr, out_indices,
-                             out_data)
-        if size >= 0:
-            return out_indptr, out_indices[:size], out_data[:size]
-        cap *= 4
+    g_indices = numpy.ascontiguousarray(g_indices, dtype=numpy.int32)
+    g_data = numpy.ascontiguousarray(g_data, dtype=numpy.float32)
+    return _fill_growing(len(q_indptr) - 1, lambda out_indptr, out_indices, out_data:
+                         _word_cosines(q_indptr, q_indices, q_data, g_indptr, g_indices,
+                                       g_data, numpy.float32(threshold), acc, touched,
+                                       out_indptr, out_indices, out_data))
 
 
 @_jit("int64(int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], float32[::1], "
@@ -152,8 +173,6 @@ def word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data
     squared weight (see _word_cosines_pruned): partial cosines >= threshold (or the
     closest word). coverage 1 reads every n-gram: word_cosines' output. Rows split over
     n_threads threads."""
-    from .kernels import MIN_ROWS_PER_THREAD
-
     n_rows = len(q_indptr) - 1
     g_indptr = numpy.ascontiguousarray(g_indptr, dtype=numpy.int64)
     g_indices = numpy.ascontiguousarray(g_indices, dtype=numpy.int32)
@@ -167,34 +186,14 @@ def word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data
         indices = numpy.ascontiguousarray(q_indices[first:last], dtype=numpy.int32)
         data = numpy.ascontiguousarray(q_data[first:last], dtype=numpy.float32)
         order = numpy.empty(max(1, int(numpy.diff(indptr).max(initial=0))), dtype=numpy.int64)
-        out_indptr = numpy.zeros(hi - lo + 1, dtype=numpy.int64)
-        cap = max(1024, 64 * (hi - lo))
-        while True:
-            out_indices = numpy.empty(cap, dtype=numpy.int32)
-            out_data = numpy.empty(cap, dtype=numpy.float32)
-            size = _word_cosines_pruned(indptr, indices, data, g_indptr, g_indices, g_data,
-                                        numpy.float32(coverage), numpy.float32(threshold),
-                                        acc, touched, out_indptr, out_indices, out_data, order,
-                                        numpy.zeros(len(order), dtype=numpy.uint8))
-            if size >= 0:
-                return out_indptr, out_indices[:size], out_data[:size]
-            cap *= 4
+        return _fill_growing(hi - lo, lambda out_indptr, out_indices, out_data:
+                             _word_cosines_pruned(indptr, indices, data, g_indptr, g_indices,
+                                                  g_data, numpy.float32(coverage),
+                                                  numpy.float32(threshold), acc, touched,
+                                                  out_indptr, out_indices, out_data, order,
+                                                  numpy.zeros(len(order), dtype=numpy.uint8)))
 
-    n_threads = max(1, min(int(n_threads), n_rows // MIN_ROWS_PER_THREAD))
-    if n_threads == 1:
-        return run(0, n_rows)
-    from concurrent.futures import ThreadPoolExecutor
-
-    bounds = numpy.linspace(0, n_rows, n_threads + 1).astype(int)
-    with ThreadPoolExecutor(n_threads) as pool:
-        parts = list(pool.map(run, bounds[:-1], bounds[1:]))
-    indptr = [numpy.zeros(1, dtype=numpy.int64)]
-    offset = 0
-    for part in parts:
-        indptr.append(part[0][1:] + offset)
-        offset += int(part[0][-1])
-    return (numpy.concatenate(indptr), numpy.concatenate([p[1] for p in parts]),
-            numpy.concatenate([p[2] for p in parts]))
+    return _join_rows(map_row_ranges(run, n_rows, n_threads))
 
 
 @_jit("int64(int64[::1], int32[::1], int64[::1], int64, int32[::1], int32[::1])")
@@ -322,8 +321,6 @@ def word_cosines_rare(q_indptr, q_indices, q_data, rare, n_features, n_words, th
     a word close to the query shares its rarest n-grams with it, and those postings hold
     few words each, where a common n-gram's full postings hold a large share of a
     vocabulary. Rows split over n_threads threads."""
-    from .kernels import MIN_ROWS_PER_THREAD
-
     n_rows = len(q_indptr) - 1
     r_indptr, r_indices, w_indptr, w_indices, w_data, rare_len = rare
 
@@ -337,31 +334,11 @@ def word_cosines_rare(q_indptr, q_indices, q_data, rare, n_features, n_words, th
         first, last = int(q_indptr[lo]), int(q_indptr[hi])
         indices = numpy.ascontiguousarray(q_indices[first:last], dtype=numpy.int32)
         data = numpy.ascontiguousarray(q_data[first:last], dtype=numpy.float32)
-        out_indptr = numpy.zeros(hi - lo + 1, dtype=numpy.int64)
-        cap = max(1024, 64 * (hi - lo))
-        while True:
-            out_indices = numpy.empty(cap, dtype=numpy.int32)
-            out_data = numpy.empty(cap, dtype=numpy.float32)
-            size = _word_cosines_rare(indptr, indices, data, r_indptr, r_indices, w_indptr,
-                                      w_indices, w_data, rare_len, int(min_hits),
-                                      numpy.float32(threshold), weights, hits, acc, seen,
-                                      touched, out_indptr, out_indices, out_data)
-            if size >= 0:
-                return out_indptr, out_indices[:size], out_data[:size]
-            cap *= 4
+        return _fill_growing(hi - lo, lambda out_indptr, out_indices, out_data:
+                             _word_cosines_rare(indptr, indices, data, r_indptr, r_indices,
+                                                w_indptr, w_indices, w_data, rare_len,
+                                                int(min_hits), numpy.float32(threshold),
+                                                weights, hits, acc, seen, touched,
+                                                out_indptr, out_indices, out_data))
 
-    n_threads = max(1, min(int(n_threads), n_rows // MIN_ROWS_PER_THREAD))
-    if n_threads == 1:
-        return run(0, n_rows)
-    from concurrent.futures import ThreadPoolExecutor
-
-    bounds = numpy.linspace(0, n_rows, n_threads + 1).astype(int)
-    with ThreadPoolExecutor(n_threads) as pool:
-        parts = list(pool.map(run, bounds[:-1], bounds[1:]))
-    indptr = [numpy.zeros(1, dtype=numpy.int64)]
-    offset = 0
-    for part in parts:
-        indptr.append(part[0][1:] + offset)
-        offset += int(part[0][-1])
-    return (numpy.concatenate(indptr), numpy.concatenate([p[1] for p in parts]),
-            numpy.concatenate([p[2] for p in parts]))
+    return _join_rows(map_row_ranges(run, n_rows, n_threads))
