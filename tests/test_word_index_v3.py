@@ -171,3 +171,52 @@ def test_the_rare_gram_postings_travel_in_a_pickle(data):
     assert copy.words._rare_cache is not None
     for got, want in zip(copy.search(queries, 10), index.search(queries, 10)):
         numpy.testing.assert_array_equal(got, want)
+
+
+def test_word_scratch_is_kept_between_calls_and_left_zero():
+    """The word kernels' per-word buffers are this thread's, kept between calls (a
+    document linked alone must not pay for fresh pages of millions of words), so every
+    call, the one that overflows its first output buffer included, leaves them zero."""
+    from scipy import sparse
+
+    from spacy_biolink.encoders.tfidf import CharNgramTfidf
+    from spacy_biolink.index import word_kernels
+
+    # 2,000 words sharing " w" and "x ": at a threshold of 0.001 a query keeps them all,
+    # more than the first output buffer holds (1,024 entries for a few rows), so the
+    # kernels retry with a larger one.
+    names = [f"w{i}x" for i in range(2000)]
+    vectorizer = CharNgramTfidf()
+    vectorizer.fit(names)
+    rows = sparse.csr_matrix(vectorizer.transform(names), dtype="f")
+    one = sparse.csr_matrix(vectorizer.transform(["w17x", "w2x"]), dtype="f")
+    index = word_v1(n_threads=1)
+    index.build(rows)
+    assert index.add_words(iter(names), vectorizer)
+    words = index.words
+    g = words.grams
+    most = int(numpy.diff(g.T.tocsr().indptr).max())
+    hits, acc, seen, touched = word_kernels._word_scratch(words.n_words)
+    weights = word_kernels._gram_weights(g.shape[0])
+    for threshold in (0.001, 0.2, 0.001):
+        full = word_cosines(*query_args(one), g.indptr.astype(numpy.int64), g.indices, g.data,
+                            words.n_words, numpy.float32(threshold))
+        assert threshold > 0.01 or len(full[1]) > 1024
+        rare = words.word_queries(one, threshold, rare_grams=most, rare_hits=1)
+        pruned = words.word_queries(one, threshold, coverage=1.0)
+        for got in (rare, pruned):
+            numpy.testing.assert_array_equal(got.indptr, full[0])
+            numpy.testing.assert_array_equal(got.indices, full[1])
+            numpy.testing.assert_array_equal(got.data, full[2])
+        kept = word_kernels._word_scratch(words.n_words)
+        assert all(a is b for a, b in zip(kept, (hits, acc, seen, touched)))
+        assert word_kernels._gram_weights(g.shape[0]) is weights
+        assert not hits.any() and not acc.any() and not weights.any()
+    # The kernels do read these buffers: a value left in one shows in the next call.
+    word = int(words.word_queries(one[:1], 0.001, rare_grams=most, rare_hits=1).indices[0])
+    # (a word whose accumulator or hit count is not zero counts as collected already,
+    # so it is never emitted)
+    for buffer, search in ((acc, {"coverage": 1.0}), (hits, {"rare_grams": most})):
+        buffer[word] = 1
+        assert words.word_queries(one[:1], 0.001, **search)[0, word] == 0
+        buffer[word] = 0
