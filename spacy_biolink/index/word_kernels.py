@@ -4,37 +4,10 @@ and the same over each query's rarest n-grams only (word_cosines_pruned,
 WordSparseIndex.v2), whose postings grow far slower with a vocabulary's words; and the
 exact cosines of the words found through their own rarest n-grams only (word_cosines_rare,
 WordSparseIndex.v3: a prefix filter), whose reading barely grows with the words."""
-import threading
-
 import numpy
 
 from .kernels import _jit
 from .threads import map_row_ranges
-
-_LOCAL = threading.local()
-
-
-def _word_scratch(n_words):
-    """This thread's (hits, acc, seen, touched) for a vocabulary of n_words words, kept
-    between calls: the kernels leave hits and acc all zero, and at millions of words fresh
-    pages cost a search of a few queries (a document linked alone) about as much as the
-    search itself."""
-    buffers = getattr(_LOCAL, "words", None)
-    if buffers is None or len(buffers[1]) != n_words:
-        buffers = _LOCAL.words = (numpy.zeros(n_words, dtype=numpy.uint8),
-                                  numpy.zeros(n_words, dtype=numpy.float32),
-                                  numpy.empty(n_words, dtype=numpy.int32),
-                                  numpy.empty(n_words, dtype=numpy.int32))
-    return buffers
-
-
-def _gram_weights(n_features):
-    """This thread's all-zero query weights, one per n-gram (the rare-gram kernel leaves
-    them zero)."""
-    weights = getattr(_LOCAL, "weights", None)
-    if weights is None or len(weights) != n_features:
-        weights = _LOCAL.weights = numpy.zeros(n_features, dtype=numpy.float32)
-    return weights
 
 
 def _fill_growing(n_rows, fill):
@@ -206,7 +179,8 @@ def word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data
     g_data = numpy.ascontiguousarray(g_data, dtype=numpy.float32)
 
     def run(lo, hi):
-        _, acc, _, touched = _word_scratch(n_words)
+        acc = numpy.zeros(n_words, dtype=numpy.float32)
+        touched = numpy.empty(n_words, dtype=numpy.int32)
         indptr = numpy.ascontiguousarray(q_indptr[lo:hi + 1] - q_indptr[lo], dtype=numpy.int64)
         first, last = int(q_indptr[lo]), int(q_indptr[hi])
         indices = numpy.ascontiguousarray(q_indices[first:last], dtype=numpy.int32)
@@ -351,8 +325,11 @@ def word_cosines_rare(q_indptr, q_indices, q_data, rare, n_features, n_words, th
     r_indptr, r_indices, w_indptr, w_indices, w_data, rare_len = rare
 
     def run(lo, hi):
-        weights = _gram_weights(n_features)
-        hits, acc, seen, touched = _word_scratch(n_words)
+        weights = numpy.zeros(n_features, dtype=numpy.float32)
+        hits = numpy.zeros(n_words, dtype=numpy.uint8)
+        acc = numpy.zeros(n_words, dtype=numpy.float32)
+        seen = numpy.empty(n_words, dtype=numpy.int32)
+        touched = numpy.empty(n_words, dtype=numpy.int32)
         indptr = numpy.ascontiguousarray(q_indptr[lo:hi + 1] - q_indptr[lo], dtype=numpy.int64)
         first, last = int(q_indptr[lo]), int(q_indptr[hi])
         indices = numpy.ascontiguousarray(q_indices[first:last], dtype=numpy.int32)
