@@ -217,6 +217,7 @@ class NameVectorCache:
         self.parts: List = []
 
     def __call__(self, names: Sequence[str]):
+        """The rows of `names` (in their order), encoding only those not seen before."""
         from scipy import sparse
 
         new = [n for n in dict.fromkeys(names) if n not in self.rows]
