@@ -19,19 +19,12 @@ from spacy_biolink.registry import build_word_sparse_index_v3 as word_v3
 
 from .conftest import doc_with_ents, make_linker_nlp
 from .test_word_index import names_and_queries
+from .test_word_index_v2 import built
 
 
 @pytest.fixture(scope="module")
 def data():
     return names_and_queries()
-
-
-def built(builder, data, **settings):
-    names, vectorizer, rows, _ = data
-    index = builder(**settings)
-    index.build(rows)
-    assert index.add_words(iter(names), vectorizer)
-    return index
 
 
 def query_args(queries):
