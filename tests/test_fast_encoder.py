@@ -238,11 +238,17 @@ def test_max_minutes_leaves_the_teachers_pass_out(backbone, data, tmp_path, monk
     settings = {"training.recipe": "distil", "paths.teacher": str(backbone),
                 "training.distil_epochs": 1, "training.distil_batch_size": 8,
                 "training.align_epochs": 0, "training.max_minutes": 0.05}
-    train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "a",
-                      overrides=overrides(data, backbone, **settings))
+    started = time.perf_counter()
+    meta = train_from_config(CONFIGS / "fast_encoder.cfg", tmp_path / "a",
+                             overrides=overrides(data, backbone, **settings))
+    elapsed = time.perf_counter() - started
     records = [json.loads(line) for line in
                (tmp_path / "a" / "training.jsonl").read_text().splitlines()]
     assert [r["phase"] for r in records] == ["distil"]
+    # The meta reports the pass apart from the training that max_minutes bounds.
+    assert meta["setup_minutes"] * 60 >= 4.0
+    assert (meta["train_minutes"] + meta["setup_minutes"]) * 60 <= elapsed
+    assert meta["train_minutes"] * 60 <= elapsed - 4.0
 
 
 def test_teacher_that_is_not_an_encoder_is_refused(backbone, data, tmp_path):
