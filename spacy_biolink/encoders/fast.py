@@ -93,19 +93,18 @@ def embed_by_length(model: Model, texts: List[str]) -> numpy.ndarray:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        _passes_by_length(model, module, ids, mask, numpy.split(order, bounds), out)
+        _passes_by_length(model, module, ids, mask, lengths, numpy.split(order, bounds), out)
     finally:
         torch.set_num_threads(threads)
         module.train(was_training)
     return out
 
 
-def _passes_by_length(model: Model, module, ids: numpy.ndarray, mask: numpy.ndarray, groups,
-                      out: numpy.ndarray) -> None:
+def _passes_by_length(model: Model, module, ids: numpy.ndarray, mask: numpy.ndarray,
+                      lengths: numpy.ndarray, groups, out: numpy.ndarray) -> None:
     import torch
 
     batch_size = model.attrs["batch_size"]
-    lengths = mask.sum(axis=1)
     with torch.no_grad():
         for group in groups:
             width = max(int(lengths[group[0]]), 1)
