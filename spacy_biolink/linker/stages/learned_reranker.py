@@ -275,7 +275,8 @@ class _ConceptView:
             self._sparse_names = index.sparse.names_t.T.tocsr()
             self._searched = searched
         indptr, names = self._concept_names
-        queries = linker.encode(list(keys))
+        # The rows the batch's search encoded, where the linker kept them (inside link).
+        queries = linker.query_vectors(list(keys))
         width = index.dense_width
         dense_queries = numpy.asarray(queries[:, :width].toarray(), numpy.float32)
         sparse_queries = queries[:, width:].tocsr()
@@ -477,6 +478,11 @@ class LearnedReranker(Stage):
         self.label_types: Dict[str, Dict[str, float]] = {}
         self.calibration: Optional[Dict[str, List[float]]] = None
         self._view: Optional[_ConceptView] = None
+
+    @property
+    def uses_query_vectors(self) -> bool:
+        """`.v3` reads the encoded queries (each retriever's part over a hybrid)."""
+        return self.retriever_features
 
     def confidence(self, top: numpy.ndarray) -> numpy.ndarray:
         """The probability that each top candidate is right: calibrated (Platt scaling of
