@@ -98,6 +98,9 @@ def test_vocabulary_recipe_trains_and_init_linker_links(backbone, data, tmp_path
         assert str(backbone) not in (pipeline / "config.cfg").read_text()
         nlp = spacy.load(pipeline)
         linker = nlp.get_pipe("bio_linker")
+        if encoder.name == "hybrid":
+            # The fast hybrid's index: each part's 32 best names, HNSW ef_search 32.
+            assert (linker.index.candidates, linker.index.dense.ef_search) == (32, 32)
         # a dictionary name finds its own concept
         found = linker.linker.link_texts(["renal insufficiency"], 1)["renal insufficiency"]
         assert found[0][0] == linker.dictionary.concept_index("D000003")
