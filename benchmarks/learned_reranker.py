@@ -5,7 +5,8 @@
     # passes interleaved (TF-IDF, k = 10, 20, 50, TF-IDF, ...), each pass cold
     python benchmarks/learned_reranker.py speed --docs test.spacy --tfidf LINKER \\
         --reranker LINKER_WITH_RERANKER --ks 10 20 50 --repeats 5 \\
-        [--also hybrid=HYBRID_LINKER hybrid+reranker=HYBRID_WITH_RERANKER]
+        [--also hybrid=HYBRID_LINKER hybrid+reranker=HYBRID_WITH_RERANKER] \
+        [--encode-again "hybrid+v3 encoding again=HYBRID_WITH_V3"]
     # total gain of each feature (LightGBM) of trained rankers, one bar group each
     python benchmarks/learned_reranker.py importance NAME=RANKER_DIR ... \\
         --output metrics/learned_reranker_importance.png
@@ -52,6 +53,15 @@ def speed(args) -> dict:
             label = f"{name} k={k}" if k is not None else name
             overrides = {"components.bio_linker.stages.reranker.k": k} if k is not None else {}
             runs[label] = spacy.load(path, config=overrides)
+    # The same linkers with their stages encoding the queries themselves, as before the
+    # linker kept the rows its search encoded (LinkingPolicy.query_vectors).
+    for spec in args.encode_again:
+        name, _, path = spec.partition("=")
+        for k in args.ks:
+            nlp = spacy.load(path, config={"components.bio_linker.stages.reranker.k": k})
+            linker = find_linker(nlp, name).linker
+            linker.query_vectors = linker.encode
+            runs[f"{name} k={k}"] = nlp
     rates = {name: [] for name in runs}
     cpu_rates = {name: [] for name in runs}
     for _ in range(args.repeats):
@@ -218,6 +228,10 @@ def main(argv=None) -> int:
     p.add_argument("--also", nargs="*", default=[], metavar="NAME=LINKER",
                    help="more linkers linked in the same passes (e.g. another first stage "
                         "with its reranker: run at each of --ks)")
+    p.add_argument("--encode-again", nargs="*", default=[], metavar="NAME=LINKER",
+                   help="linkers with a reranker whose queries it encodes again instead of "
+                        "reading the rows the search encoded (the code before session 18), "
+                        "at each of --ks")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=64)
     p = sub.add_parser("importance")

@@ -84,6 +84,8 @@ def test_vocabulary_recipe_trains_and_init_linker_links(backbone, data, tmp_path
     assert len(records) == 8 and records[-1]["loss"] < records[0]["loss"]
     model, _ = load_encoder(out)
     assert model.attrs["output"] == "dense" and model.name == "fast_name_encoder"
+    # The config trains FastNameEncoder.v2 (v1's weights, encoded by token count).
+    assert '"spacy-biolink.FastNameEncoder.v2"' in (out / "encoder.cfg").read_text()
     vectors = model.predict(["kidney failure", "renal insufficiency"])
     assert vectors.shape == (2, 16)
     assert numpy.allclose(numpy.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -96,6 +98,9 @@ def test_vocabulary_recipe_trains_and_init_linker_links(backbone, data, tmp_path
         assert str(backbone) not in (pipeline / "config.cfg").read_text()
         nlp = spacy.load(pipeline)
         linker = nlp.get_pipe("bio_linker")
+        if encoder.name == "hybrid":
+            # The fast hybrid's index: each part's 32 best names, HNSW ef_search 32.
+            assert (linker.index.candidates, linker.index.dense.ef_search) == (32, 32)
         # a dictionary name finds its own concept
         found = linker.linker.link_texts(["renal insufficiency"], 1)["renal insufficiency"]
         assert found[0][0] == linker.dictionary.concept_index("D000003")

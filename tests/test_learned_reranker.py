@@ -2,6 +2,7 @@
 config, added by init-linker as a stage, saved as text with the pipeline, set from the
 config at load, and refusing anything but LightGBM's text format."""
 import itertools
+import json
 
 import numpy
 import pytest
@@ -106,7 +107,9 @@ def test_a_stage_of_the_pipeline_saved_and_set_from_the_config(trained, tmp_path
     pipe.linker.stages["reranker"] = v1
     softmax = linked(nlp)
     assert all(abs(sum(s for _, s in ents) - 1.0) < 1e-3 for _, ents in softmax)
-    a, b = srsly.read_json(root / "ranker" / "calibration.json")["platt"]
+    # The standard parser, as the stage reads it (srsly's is one unit in the last place
+    # off for some decimals).
+    a, b = json.loads((root / "ranker" / "calibration.json").read_text())["platt"]
     for (kb_id, ents), (kb_id1, ents1) in zip(expected, softmax):
         assert kb_id == kb_id1 and [c for c, _ in ents] == [c for c, _ in ents1]
         assert ents[0][1] == pytest.approx(float(platt(numpy.array([ents1[0][1]]), a, b)[0]),
@@ -118,7 +121,7 @@ def test_a_stage_of_the_pipeline_saved_and_set_from_the_config(trained, tmp_path
     strict = spacy.load(tmp_path / "linked",
                         config={"components.bio_linker.stages.reranker.nil_precision": 0.999})
     cutoff = strict.get_pipe("bio_linker").linker.stages["reranker"].nil_cutoff
-    calibration = srsly.read_json(root / "ranker" / "calibration.json")
+    calibration = json.loads((root / "ranker" / "calibration.json").read_text())
     assert cutoff == nil_threshold_for(numpy.array(calibration["dev_confidence"]),
                                        numpy.array(calibration["dev_right"]), 0.999)
     assert [kb_id for kb_id, _ in linked(strict)] == [
@@ -143,6 +146,37 @@ def test_init_linker_writes_nil_precision_as_trained(trained, tmp_path):
     assert nlp.config["components"]["bio_linker"]["stages"]["reranker"]["nil_precision"] == 0.95
     lines = (tmp_path / "linked" / "config.cfg").read_text().splitlines()
     assert "nil_precision = 0.95" in lines
+
+
+def test_calibration_and_label_types_are_read_as_saved(trained, tmp_path):
+    """The dev curve, the Platt weights and the label -> type rates come back digit for
+    digit (srsly's JSON parser reads 0.7 as 0.7000000000000001); a corrupt file is
+    E017 naming it, one of the wrong shape E018."""
+    import shutil
+
+    from spacy_biolink.linker.stages.learned_reranker import read_trained
+
+    root, _ = trained
+    ranker = tmp_path / "ranker"
+    shutil.copytree(root / "ranker", ranker)
+    calibration = {"platt": [0.7, 0.3], "dev_confidence": [0.7, 0.3, 0.9],
+                   "dev_right": [True, False, True]}
+    (ranker / "calibration.json").write_text(json.dumps(calibration))
+    (ranker / "label_types.json").write_text(json.dumps({"Disease": {"C": 0.7}}))
+    assert srsly.json_loads("0.7") != 0.7  # what the test guards against
+    _, _, label_types, read = read_trained(ranker)
+    assert read == calibration and label_types == {"Disease": {"C": 0.7}}
+    stage = LearnedReranker(k=5, calibrated=True, nil_precision=0.9)
+    stage.load_trained(ranker)
+    assert stage.calibration == calibration and stage.label_types["Disease"]["C"] == 0.7
+    assert stage.nil_cutoff == 0.7
+    (ranker / "calibration.json").write_text('{"platt": [0.7,')
+    with pytest.raises(BioLinkError, match="E017.*calibration.json"):
+        read_trained(ranker)
+    (ranker / "calibration.json").write_text(json.dumps(calibration))
+    (ranker / "label_types.json").write_text("[]")
+    with pytest.raises(BioLinkError, match="E018.*label_types.json"):
+        read_trained(ranker)
 
 
 def test_features_read_the_mention_the_names_and_the_document(trained):

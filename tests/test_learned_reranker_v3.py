@@ -203,3 +203,57 @@ def test_cross_fit_encodes_each_name_once():
     assert calls == [["abc", "aa"], ["b"]]
     assert first.toarray().tolist() == [[3, 1], [2, 2], [3, 1]]
     assert second.toarray().tolist() == [[2, 2], [1, 0], [3, 1], [1, 0]]
+
+
+def test_over_a_hybrid_the_queries_are_encoded_once():
+    """v3 over a hybrid reads each retriever's part with the query rows the batch's
+    search encoded: each query key is encoded once per batch (the keys the query cache
+    answered, once by the stage), and the links are those of encoding them again."""
+    import lightgbm
+
+    nlp, pipe = hybrid_linker([("liver tumour", "D1"), ("liver tumour", "D2")])
+    linker = pipe.linker
+    rng = numpy.random.default_rng(0)
+    rows = rng.random((300, len(FEATURES_V3)))
+    # Ranks follow the dense and TF-IDF parts, so the kept rows decide the order.
+    column = {name: i for i, name in enumerate(FEATURES_V3)}
+    relevance = (rows[:, column["dense_score"]] > 0.5).astype(int) \
+        + (rows[:, column["tfidf_score"]] > 0.6).astype(int)
+    booster = lightgbm.train({"objective": "lambdarank", "verbose": -1, "min_data_in_leaf": 5,
+                              "num_threads": 1, "seed": 0},
+                             lightgbm.Dataset(rows, relevance, group=[3] * 100),
+                             num_boost_round=20)
+    stage = LearnedReranker(k=3, retriever_features=True)
+    stage.set_model(booster.model_to_string(), {})
+    assert stage.uses_query_vectors and not LearnedReranker(k=3).uses_query_vectors
+    linker.reranker = stage
+    encoded = []
+    encode = linker.retriever.encode
+
+    def counted(texts, **kwargs):
+        encoded.extend(texts)
+        return encode(texts, **kwargs)
+
+    linker.retriever.encode = counted
+    first = [Mention.of_text(t) for t in ("liver tumour", "cyst of the liver", "Liver tumour",
+                                         "kidney cancers", "hepatic cancer")]
+    second = [Mention.of_text(t) for t in ("kidney cancers", "liver cysts", "hepatic cancer",
+                                          "tumour of liver")]
+    keys = lambda batch: {linker.query_key(m.text) for m in batch}  # noqa: E731
+    kept = [linker.link(first, 3)]
+    assert sorted(encoded) == sorted(keys(first))
+    encoded.clear()
+    # Two keys the query cache answers, two new: the stage encodes only the cached two.
+    kept.append(linker.link(second, 3))
+    assert sorted(encoded) == sorted(keys(second))
+    assert len(keys(first) & keys(second)) == 2 and len(keys(first)) == 4
+    # Encoding again (as before the rows were kept) gives the same links, bit for bit.
+    linker.clear_cache()
+    linker.query_vectors = linker.encode
+    encoded.clear()
+    again = [linker.link(first, 3), linker.link(second, 3)]
+    assert len(encoded) == 2 * len(keys(first)) + len(keys(second)) + len(keys(second)
+                                                                           - keys(first))
+    assert again == kept
+    assert any(len({c for c, _ in parts[0][1]}) == 3 for batch in kept for parts in batch)
+    assert linker._kept_queries is None

@@ -155,6 +155,9 @@ class LinkingPolicy:
         self._build_steps()
         self._check_threshold_now()
         self._cache: "OrderedDict[str, Candidates]" = OrderedDict()
+        # During `link`, where a stage reads them: each search's query keys and their
+        # encoded rows (query_vectors); None otherwise.
+        self._kept_queries: Optional[List[Tuple[List[str], object]]] = None
         # The stages after retrieval, by name, in the order they run (stages/__init__.py):
         # built from the config's [components.NAME.stages.*] blocks.
         self.stages: Dict[str, Stage] = _check_stages(stages)
@@ -353,6 +356,37 @@ class LinkingPolicy:
     def encode(self, texts: Sequence[str], *, batch_size: int = 16384, progress: bool = False):
         """Encode texts in batches (sparse rows or a dense float32 array)."""
         return self.retriever.encode(texts, batch_size=batch_size, progress=progress)
+
+    def query_vectors(self, keys: Sequence[str]):
+        """The encoded rows of query keys (distinct), as `encode` gives them. Inside `link`,
+        for a stage whose `uses_query_vectors` is true, the rows this batch's search
+        encoded are kept and given back, so only the keys the query cache answered are
+        encoded here; elsewhere every key is encoded."""
+        kept = self._kept_queries
+        if not kept:
+            return self.encode(keys)
+        where: Dict[str, Tuple[int, int]] = {}
+        for source, (texts, _) in enumerate(kept):
+            for row, text in enumerate(texts):
+                where.setdefault(text, (source, row))
+        sources = [vectors for _, vectors in kept]
+        missing = [key for key in keys if key not in where]
+        if missing:
+            sources.append(self.encode(missing))
+            where.update((key, (len(sources) - 1, row)) for row, key in enumerate(missing))
+        source_of = numpy.fromiter((where[key][0] for key in keys), numpy.int64, len(keys))
+        row_of = numpy.fromiter((where[key][1] for key in keys), numpy.int64, len(keys))
+        if len(sources) == 1:
+            return sources[0][row_of]
+        # Each source's rows in one slice, then put back in the keys' order.
+        order = numpy.argsort(source_of, kind="stable")
+        parts = [sources[s][row_of[order[source_of[order] == s]]]
+                 for s in numpy.unique(source_of).tolist()]
+        stacked = (sparse.vstack(parts, format="csr") if sparse.issparse(parts[0])
+                   else numpy.concatenate(parts))
+        back = numpy.empty(len(keys), numpy.int64)
+        back[order] = numpy.arange(len(keys))
+        return stacked[back]
 
     # Stages set as attributes (the Python API before stages were config) ---
 
@@ -583,6 +617,18 @@ class LinkingPolicy:
             raise BioLinkError(Errors.E101)
         stages = self._stages_until(stop_before)
         k = max([k or self.cfg["k"]] + [stage.k for stage in stages if stage.level == "mentions"])
+        keep = any(stage.level == "mentions" and getattr(stage, "uses_query_vectors", False)
+                   for stage in stages)
+        self._kept_queries = [] if keep else None
+        try:
+            return self._link(mentions, k, parts, stages)
+        finally:
+            self._kept_queries = None
+
+    def _link(self, mentions: Sequence[Mention], k: int,
+              parts: Optional[Callable[[int, str], Optional[List[str]]]],
+              stages: Sequence["Stage"]) -> List[MentionLinks]:
+        """`link` for the stages given, k already the largest any of them needs."""
         texts = self.resolved_texts(mentions)
         chosen = [parts(i, text) if parts is not None else None for i, text in enumerate(texts)]
         split_parts = [self.composite_parts(text) if given is None else
@@ -673,8 +719,11 @@ class LinkingPolicy:
                 cache.move_to_end((text, k, group))
                 found[text] = cached
         if todo:
+            vectors = self.encode(todo)
+            if self._kept_queries is not None:
+                self._kept_queries.append((todo, vectors))
             searched = [self.prior.rank(candidates)
-                        for candidates in self.search(self.encode(todo), k, allowed=allowed)]
+                        for candidates in self.search(vectors, k, allowed=allowed)]
             for text, candidates in zip(todo, searched):
                 found[text] = candidates
                 if cache_size:

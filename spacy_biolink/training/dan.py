@@ -390,13 +390,16 @@ class DanTrainer:
         return out
 
 
-def hybrid_index_config(dense_width: int) -> Dict:
+def hybrid_index_config(dense_width: int, candidates: int = HYBRID_CANDIDATES,
+                        ef_search: Optional[int] = None) -> Dict:
     """The index config a trained DAN encoder is used with: a HybridIndex over an HNSW FAISS
-    index of `dense_width` and a sparse index."""
+    index of `dense_width` and a sparse index, each part proposing its `candidates` best
+    names (the HNSW search's ef_search written too where given)."""
+    dense = {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "hnsw"}
+    if ef_search is not None:
+        dense["ef_search"] = ef_search
     return {"@misc": "spacy-biolink.HybridIndex.v1", "dense_width": dense_width,
-            "candidates": HYBRID_CANDIDATES,
-            "dense": {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "hnsw"},
-            "sparse": SPARSE_INDEX}
+            "candidates": candidates, "dense": dense, "sparse": SPARSE_INDEX}
 
 
 def _members(concepts: numpy.ndarray) -> Dict[int, numpy.ndarray]:

@@ -42,6 +42,11 @@ FAISS_FLAT = {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "flat"}
 RECIPES = ("auto", "vocabulary", "corpus")
 CORPUS_OBJECTIVES = ("marginal", "alignment")
 ENCODE_CHUNK = 8192
+# The fast encoder's hybrid: each part's 32 best names, HNSW at ef_search 32 (the DAN
+# hybrid's 64 / 64 gave the same dev acc@1 on NCBI and BC5CDR-disease, with a slower
+# search: BENCHMARKS.md, issue 32, session 18).
+HYBRID_CANDIDATES = 32
+HYBRID_EF_SEARCH = 32
 
 
 class FastEncoderTrainer:
@@ -307,7 +312,8 @@ class FastEncoderTrainer:
         from .dan import TFIDF, hybrid_index_config, save_hybrid
 
         tfidf = registry.resolve({"model": TFIDF})["model"]
-        index_config = hybrid_index_config(model_config["width"])
+        index_config = hybrid_index_config(model_config["width"], HYBRID_CANDIDATES,
+                                           HYBRID_EF_SEARCH)
         scores = {}
         best = self.default_sparse_weight
         if dev_path is not None and self.hybrid_sparse_weights:

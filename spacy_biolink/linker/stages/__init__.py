@@ -8,7 +8,9 @@ A stage has a `level`:
 - "mentions": `apply_to_mentions(linker, mentions, links)` gets each mention's links
   (one (text, candidates) per concept it names) after it, with the mention's document
   for context (the cross-encoder reranker, reranker.py).
-`k` is how many candidates it needs retrieved (0: the linker's own k). Its weights
+`k` is how many candidates it needs retrieved (0: the linker's own k). A mention stage
+whose `uses_query_vectors` is true reads `linker.query_vectors(keys)` in the same batch
+and gets the rows the search encoded. Its weights
 travel with the pipeline: `state_to_bytes()` / `state_from_bytes(data)` (and the disk
 forms) carry only what the config does not say, so a value given in the config, or at
 `spacy.load(..., config=...)`, is the value used. `load_trained(path)` reads the weights
@@ -28,6 +30,9 @@ class Stage:
 
     level: str = "mentions"
     k: int = 0
+    # True for a mention stage that reads the batch's encoded queries (the linker then
+    # keeps them until the stages have run, instead of the stage encoding them again).
+    uses_query_vectors: bool = False
 
     def apply_to_candidates(self, linker, query_texts, candidates):
         """Candidates of each distinct query, filtered or re-ordered."""

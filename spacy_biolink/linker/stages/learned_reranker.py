@@ -275,7 +275,8 @@ class _ConceptView:
             self._sparse_names = index.sparse.names_t.T.tocsr()
             self._searched = searched
         indptr, names = self._concept_names
-        queries = linker.encode(list(keys))
+        # The rows the batch's search encoded, where the linker kept them (inside link).
+        queries = linker.query_vectors(list(keys))
         width = index.dense_width
         dense_queries = numpy.asarray(queries[:, :width].toarray(), numpy.float32)
         sparse_queries = queries[:, width:].tocsr()
@@ -477,6 +478,11 @@ class LearnedReranker(Stage):
         self.label_types: Dict[str, Dict[str, float]] = {}
         self.calibration: Optional[Dict[str, List[float]]] = None
         self._view: Optional[_ConceptView] = None
+
+    @property
+    def uses_query_vectors(self) -> bool:
+        """`.v3` reads the encoded queries (each retriever's part over a hybrid)."""
+        return self.retriever_features
 
     def confidence(self, top: numpy.ndarray) -> numpy.ndarray:
         """The probability that each top candidate is right: calibrated (Platt scaling of
@@ -755,17 +761,20 @@ def read_trained(path: PathLike) -> Tuple[str, Dict, Dict, Optional[Dict]]:
         if not (path / name).is_file():
             raise BioLinkError(Errors.E531.format(path=path, reason=f"no {name}"))
     # The standard library's parser, not srsly's: that one reads 0.95 as
-    # 0.9500000000000001, which init-linker then wrote into the config.
+    # 0.9500000000000001, which init-linker then wrote into the config, and the dev
+    # curve and type rates one unit in the last place off what was saved.
     from ...io.files import read_json
 
     settings = read_json(path / SETTINGS_FILE, what="Learned reranker settings",
                          expected="a JSON object", type=dict)
     kept = {key: settings[key] for key in ("k", "temperature", "nil_threshold", "nil_precision")
             if key in settings}
-    calibration = (srsly.read_json(path / CALIBRATION_FILE)
+    calibration = (read_json(path / CALIBRATION_FILE, what="Learned reranker calibration",
+                             expected="a JSON object", type=dict)
                    if (path / CALIBRATION_FILE).is_file() else None)
-    return ((path / MODEL_FILE).read_text(encoding="utf8"), kept,
-            srsly.read_json(path / LABEL_TYPES_FILE), calibration)
+    label_types = read_json(path / LABEL_TYPES_FILE, what="Learned reranker label types",
+                            expected="a JSON object", type=dict)
+    return (path / MODEL_FILE).read_text(encoding="utf8"), kept, label_types, calibration
 
 
 def trained_features(path: PathLike) -> List[str]:
