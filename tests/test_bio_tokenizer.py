@@ -151,3 +151,25 @@ def test_misalignment_on_bc5cdr_dev(shared_data, bio_nlp):
             counts[name] += sum(doc.char_span(m.start, m.end) is None for m in document.mentions)
         n += len(document.mentions)
     assert (n, counts["default"], counts["bio"]) == (5347, 126, 10)
+
+
+def test_convert_cli_config_option(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "ner.cfg").write_text(CONFIG)
+    (tmp_path / "c.txt").write_text(CORPUS)
+
+    def convert(*flags):
+        return subprocess.run([sys.executable, "-m", "spacy_biolink", "convert",
+                               str(tmp_path / "c.txt"), str(tmp_path / "out.spacy"), *flags],
+                              capture_output=True, text=True)
+
+    def misaligned(result):
+        return [line.split()[-1] for line in result.stdout.splitlines()
+                if line.strip().startswith("misaligned")]
+
+    assert misaligned(convert()) == ["2"]
+    assert misaligned(convert("--config", str(tmp_path / "ner.cfg"))) == ["0"]
+    failed = convert("--config", str(tmp_path / "missing.cfg"))
+    assert failed.returncode == 1 and "E306" in failed.stdout and "Traceback" not in failed.stderr
