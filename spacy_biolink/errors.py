@@ -280,6 +280,9 @@ class Errors(metaclass=ErrorsWithCodes):
             "files, so training would find no examples.")
     E305 = ("Gold corpus for end-to-end evaluation not found: {path}. Pass a .spacy file "
             "written by `python -m spacy_biolink convert`, or a list of Docs.")
+    E306 = ("convert --config {path}: {reason}. Pass the training config whose [nlp] "
+            "section (lang and [nlp.tokenizer]) the DocBins are for, e.g. "
+            "configs/ner_bc5cdr.cfg.")
 
     # CLI
     E401 = ("Not a saved pipeline directory: {path} ({reason}). Pass the OUTPUT_DIR "

@@ -935,3 +935,12 @@ def build_fast_encoder_trainer_v2(recipe: str = "auto", align_epochs: int = 3,
         default_sparse_weight=default_sparse_weight, torch_threads=torch_threads,
         distil_epochs=distil_epochs, distil_batch_size=distil_batch_size,
         distil_hard=distil_hard, distil_temperature=distil_temperature)
+
+
+@registry.tokenizers("spacy-biolink.BioTokenizer.v1")
+def build_bio_tokenizer():
+    """Registered `spacy-biolink.BioTokenizer.v1` (`[nlp.tokenizer]`): spaCy's tokenizer
+    with splits at brackets, hyphens, '+' and slashes inside chemical names
+    (text/bio_tokenizer.py)."""
+    from .text.bio_tokenizer import create_bio_tokenizer
+    return create_bio_tokenizer()

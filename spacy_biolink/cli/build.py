@@ -187,14 +187,19 @@ def convert_cli(
                                     help="Label entities with the corpus' own mention types "
                                     "(NCBI's SpecificDisease, DiseaseClass, ...) instead of "
                                     "Disease, the label configs/ner.cfg's NER predicts"),
+    config: Optional[Path] = typer.Option(None, "--config",
+                                          help="Tokenize as this training config's [nlp] "
+                                          "(lang and tokenizer) does; default spaCy's "
+                                          "English tokenizer"),
 ):
     """Convert a PubTator corpus to a spaCy DocBin for `spacy train` and end-to-end evaluation."""
     from ..corpora import convert_pubtator
-    from ..corpora.docbin import NCBI_DISEASE_LABELS
+    from ..corpora.docbin import NCBI_DISEASE_LABELS, tokenizer_nlp_from_config
 
     check_output_path(output_path, what="the DocBin", example="train.spacy")
     type_set, pmid_set = corpus_filters(types, pmids)
-    stats = convert_pubtator(input_path, output_path, types=type_set, pmids=pmid_set,
+    nlp = tokenizer_nlp_from_config(config) if config is not None else None
+    stats = convert_pubtator(input_path, output_path, types=type_set, pmids=pmid_set, nlp=nlp,
                              labels=None if keep_types else NCBI_DISEASE_LABELS)
     msg.good(f"Wrote {output_path}")
     msg.table([("docs", stats.docs), ("mentions", stats.mentions),

@@ -165,6 +165,37 @@ def _example(examples: List[str], document: PubTatorDocument, mention: PubTatorM
                         f"{mention.start}-{mention.end}, {widened}")
 
 
+def tokenizer_nlp_from_config(config_path: PathLike) -> Language:
+    """A blank pipeline with the language and tokenizer of a training config's [nlp]
+    section, and nothing else resolved (no vectors, no components): what convert needs to
+    tokenize a corpus the way `spacy train` with that config will (E306 when the file or
+    its [nlp] section is missing or its tokenizer is not registered)."""
+    from spacy.util import load_config
+    # Registers spacy-biolink.BioTokenizer.v1 where the package's entry points are not
+    # installed (a source checkout).
+    from .. import registry  # noqa: F401
+
+    config_path = Path(config_path)
+    if not config_path.is_file():
+        raise BioLinkError(Errors.E306.format(path=config_path, reason="no such file"))
+    try:
+        config = load_config(config_path, interpolate=False)
+    except Exception as err:  # thinc's ConfigValidationError and parse errors alike
+        raise BioLinkError(Errors.E306.format(path=config_path,
+                                              reason=f"not a readable config ({err})")) from err
+    nlp_section = config.get("nlp")
+    if not nlp_section or "lang" not in nlp_section:
+        raise BioLinkError(Errors.E306.format(path=config_path, reason="no [nlp] lang"))
+    overrides = {}
+    if "tokenizer" in nlp_section:
+        overrides = {"nlp": {"tokenizer": dict(nlp_section["tokenizer"])}}
+    try:
+        return spacy.blank(nlp_section["lang"], config=overrides)
+    except Exception as err:  # catalogue's RegistryError: an unknown @tokenizers name
+        raise BioLinkError(Errors.E306.format(
+            path=config_path, reason=f"its tokenizer could not be built ({err})")) from err
+
+
 def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
                      nlp: Optional[Language] = None, types: Optional[Set[str]] = None,
                      pmids: Optional[Set[str]] = None, spans_key: str = "mentions",
