@@ -12,7 +12,7 @@ from spacy_biolink.cli import app
 from spacy_biolink.corpora.pubtator import read_pubtator
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.io.files import (atomic_directory, atomic_file, check_output_path, iter_lines,
-                                    read_json, read_text)
+                                    json_text, read_json, read_text, write_json)
 from spacy_biolink.kb.readers import load_dictionary
 from spacy_biolink.text.normalize import read_spelling_map
 from spacy_biolink.io.util import atomic_file as util_atomic_file, open_text
@@ -342,3 +342,21 @@ def test_unreadable_input_and_unwritable_output_as_any_user(tmp_path, monkeypatc
         load_dictionary(path)
     with pytest.raises(BioLinkError, match=r"E020.*permission denied.*make .* writable"):
         check_output_path(tmp_path / "out.json")
+
+
+def test_json_is_written_with_every_digit(tmp_path):
+    """What the models write (temperatures, Platt weights, thresholds, numpy figures in
+    meta.json) is read back as the same numbers; srsly's writer keeps about ten digits."""
+    import numpy
+    import srsly
+
+    values = {"temperature": 1.1051709181828183, "tiny": 1e-300, "third": 0.1 + 0.2,
+              "float32": numpy.float32(0.1), "counts": numpy.arange(3), "int": numpy.int64(7)}
+    assert srsly.json_loads(srsly.json_dumps(values["temperature"])) != values["temperature"]
+    write_json(tmp_path / "values.json", values, indent=2)
+    back = read_json(tmp_path / "values.json", type=dict)
+    assert back == {"temperature": 1.1051709181828183, "tiny": 1e-300, "third": 0.1 + 0.2,
+                    "float32": float(numpy.float32(0.1)), "counts": [0, 1, 2], "int": 7}
+    assert json.loads(json_text(values)) == back
+    with pytest.raises(TypeError, match="set is not JSON serializable"):
+        json_text({"bad": {1}})

@@ -138,6 +138,10 @@ def test_saved_verifier_keeps_the_threshold_given(trained_verifier, tmp_path):
     output, _ = trained_verifier
     CandidateVerifier.from_trained(output, threshold=0.7).to_disk(tmp_path / "verifier")
     assert CandidateVerifier.from_disk(tmp_path / "verifier").threshold == 0.7
+    # A threshold chosen on a curve has all its digits; srsly's writer kept ten.
+    chosen = 0.6180339887498949
+    CandidateVerifier.from_trained(output, threshold=chosen).to_disk(tmp_path / "chosen")
+    assert CandidateVerifier.from_disk(tmp_path / "chosen").threshold == chosen
 
 
 def test_score_pairs_cli(trained_verifier, tmp_path):

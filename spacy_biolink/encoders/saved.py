@@ -13,12 +13,11 @@ from the pipe's own `encoder` file; nothing here is pickled.
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
-import srsly
 from spacy import util
 from thinc.api import Config, Model
 
 from ..errors import BioLinkError, Errors
-from ..io.files import atomic_file, read_config, read_json
+from ..io.files import atomic_file, json_text, read_config, read_json
 from ..io.util import PathLike
 
 ENCODER_CFG = "encoder.cfg"
@@ -43,7 +42,7 @@ def save_encoder(output_dir: PathLike, model: Model, model_config: Dict, *,
     with atomic_file(output_dir / MODEL_FILE, "wb") as fileh:
         fileh.write(model.to_bytes())
     with atomic_file(output_dir / META_FILE) as fileh:
-        fileh.write(srsly.json_dumps(meta or {}, indent=2))
+        fileh.write(json_text(meta or {}, indent=2))
     with atomic_file(output_dir / ENCODER_CFG) as fileh:
         fileh.write(config.to_str())
     return output_dir

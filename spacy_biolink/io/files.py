@@ -265,6 +265,26 @@ def read_json(path: PathLike, what: str = "JSON file", expected: str = "a JSON v
     return value
 
 
+def json_text(value: Any, *, indent: Optional[int] = None) -> str:
+    """`value` as JSON text with every float written in full, so that read_json gives the
+    same numbers back (srsly's writer keeps about ten significant digits: a temperature of
+    1.1051709181828183 came back as 1.1051709182, 1e-300 as 0.0). numpy scalars and
+    arrays are written as their Python values."""
+    return json.dumps(value, indent=indent, default=_plain_json_value)
+
+
+def write_json(path: PathLike, value: Any, *, indent: Optional[int] = None) -> None:
+    """Write `value` to `path` as json_text does. Not atomic by itself: call it inside
+    atomic_directory, or write json_text through atomic_file."""
+    Path(path).write_text(json_text(value, indent=indent), encoding="utf8")
+
+
+def _plain_json_value(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 def read_config(path: PathLike, *, interpolate: bool = False):
     """A thinc Config read from a .cfg file (overrides are applied by the caller, after
     config_overrides.check_overrides). spaCy's load_config would raise a bare OSError,

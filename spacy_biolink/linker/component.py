@@ -5,6 +5,7 @@ the index), the spans a pipeline hands it, writing `span.kb_id_`, `span._.kb_ent
 for composites, `span._.kb_parts`, scoring, and saving and loading (no pickled code, an
 atomic save). What is linked to what is decided in policy.py.
 """
+import json
 import logging
 import os
 from pathlib import Path
@@ -30,6 +31,7 @@ from .nothing_to_link import NothingToLinkCheck, checked
 from .stages import Stage
 from ..io.safe_models import check_model
 from ..text.normalize import MentionNormalizer, read_spelling_map
+from ..io.files import json_text, write_json
 from ..io.util import PathLike, atomic_directory
 # bio_drop_nil follows the linkers in a pipeline: registered with bio_linker, it loads
 # where the install predates its entry point (an editable install not reinstalled).
@@ -445,7 +447,7 @@ class BioLinker(Pipe):
         """Save the pipe (cfg, then the linker's parts: normalizer, encoder; dictionary,
         index and sieve once initialized; the stages' weights) to `path`.
         Saving over an existing directory is atomic: a kill leaves the old state or the new one."""
-        serializers = {"cfg": lambda p: srsly.write_json(p, self.cfg),
+        serializers = {"cfg": lambda p: write_json(p, self.cfg),
                        **self.linker.part_writers()}
         # Saving over an existing pipeline: the state is written beside its directory and
         # swapped in by renames, so a kill leaves the old state or the new one, never a
@@ -472,7 +474,7 @@ class BioLinker(Pipe):
         if not cfg_path.is_file():
             raise BioLinkError(Errors.E104.format(path=path, reason="no cfg file"))
         try:
-            cfg = srsly.read_json(cfg_path)
+            cfg = json.loads(cfg_path.read_text(encoding="utf8"))
         except ValueError as err:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"cfg is not JSON: {err}")) from None
         if not isinstance(cfg, dict):
@@ -484,7 +486,7 @@ class BioLinker(Pipe):
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """Serialize the pipe to bytes, with the same parts `to_disk` writes."""
-        serializers = {"cfg": lambda: srsly.json_dumps(self.cfg), **self.linker.part_bytes()}
+        serializers = {"cfg": lambda: json_text(self.cfg), **self.linker.part_bytes()}
         return util.to_bytes(serializers, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BioLinker":
@@ -503,7 +505,7 @@ class BioLinker(Pipe):
             raise BioLinkError(Errors.E104.format(path="<bytes>",
                                                   reason="no cfg, normalizer or encoder"))
         try:
-            cfg = srsly.json_loads(msg["cfg"])
+            cfg = json.loads(msg["cfg"])
         except (ValueError, TypeError) as err:
             raise BioLinkError(Errors.E194.format(reason=f"cfg: {err}")) from None
         if not isinstance(cfg, dict):

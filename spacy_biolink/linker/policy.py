@@ -17,6 +17,7 @@ one way anything links (the pipe, `evaluate`, the training-pair builders and tra
 serialization and span writing.
 """
 from collections import OrderedDict
+import json
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import warnings
@@ -31,6 +32,7 @@ from thinc.api import Model
 from ..kb.dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
 from ..index import NameIndex, exact_index_from_state
+from ..io.files import json_text, write_json
 from ..io.util import read_arrays
 from ..index.concepts import Candidates
 from ..io.safe_models import check_index, check_model
@@ -438,7 +440,7 @@ class LinkingPolicy:
         dictionary, index and sieve once initialized; the configured stages' weights
         (`stages/NAME`) and stages set from Python, whole (`verifier`, `reranker`)."""
         writers: Dict[str, Callable] = {
-            "normalizer": lambda p: srsly.write_json(p, self.normalizer.to_dict()),
+            "normalizer": lambda p: write_json(p, self.normalizer.to_dict()),
             "encoder": lambda p: self.model.to_disk(p)}
         if self.is_initialized:
             writers["dictionary"] = lambda p: self.dictionary.to_disk(p)
@@ -456,7 +458,7 @@ class LinkingPolicy:
     def part_bytes(self) -> Dict[str, Callable]:
         """The same parts as part_writers, as bytes."""
         parts: Dict[str, Callable] = {
-            "normalizer": lambda: srsly.json_dumps(self.normalizer.to_dict()),
+            "normalizer": lambda: json_text(self.normalizer.to_dict()),
             "encoder": lambda: self.model.to_bytes()}
         if self.is_initialized:
             parts["dictionary"] = lambda: self.dictionary.to_bytes()
@@ -483,7 +485,7 @@ class LinkingPolicy:
         self._adopt_saved_cfg(cfg, where=path / "cfg")
         if "normalizer" not in exclude:
             try:
-                state = srsly.read_json(path / "normalizer")
+                state = json.loads((path / "normalizer").read_text(encoding="utf8"))
             except ValueError as err:
                 raise BioLinkError(Errors.E104.format(
                     path=path, reason=f"normalizer is not JSON: {err}")) from None
@@ -515,7 +517,7 @@ class LinkingPolicy:
         """Read what part_bytes gave (`msg`: part name -> bytes), given the saved `cfg`."""
         self._adopt_saved_cfg(cfg, where="<bytes> cfg")
         if "normalizer" not in exclude:
-            self._adopt_saved_normalizer(srsly.json_loads(msg["normalizer"]),
+            self._adopt_saved_normalizer(json.loads(msg["normalizer"]),
                                          where="<bytes> normalizer")
         self.model.from_bytes(msg["encoder"])
         self._check_threshold_now()

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy
-import srsly
 
 from ..errors import BioLinkError, Errors
 from .run import require_path
@@ -70,7 +69,7 @@ class LearnedRerankerTrainer:
         meta.json (dev acc@1 before and after, feature importance) and importance.png."""
         import lightgbm
 
-        from ..io.files import atomic_file
+        from ..io.files import atomic_file, json_text
         from ..linker.find import the_linker
         from ..linker.pipeline import load_linker_pipeline
         from ..linker.stages.learned_reranker import (CALIBRATION_FILE,
@@ -147,14 +146,14 @@ class LearnedRerankerTrainer:
         with atomic_file(output_dir / MODEL_FILE) as fileh:
             fileh.write(booster.model_to_string())
         with atomic_file(output_dir / LABEL_TYPES_FILE) as fileh:
-            fileh.write(srsly.json_dumps(stage.label_types, indent=2))
+            fileh.write(json_text(stage.label_types, indent=2))
         with atomic_file(output_dir / "meta.json") as fileh:
-            fileh.write(srsly.json_dumps(meta, indent=2))
+            fileh.write(json_text(meta, indent=2))
         with atomic_file(output_dir / CALIBRATION_FILE) as fileh:
-            fileh.write(srsly.json_dumps(calibration))
+            fileh.write(json_text(calibration))
         # Written last: a directory with it holds a complete ranker.
         with atomic_file(output_dir / SETTINGS_FILE) as fileh:
-            fileh.write(srsly.json_dumps({"k": stage.k, "temperature": stage.temperature,
+            fileh.write(json_text({"k": stage.k, "temperature": stage.temperature,
                                           "nil_threshold": stage.nil_threshold,
                                           "nil_precision": self.nil_precision,
                                           "features": list(features)}, indent=2))

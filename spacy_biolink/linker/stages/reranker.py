@@ -242,17 +242,17 @@ class Reranker(Stage):
         a complete reranker (a trainer's logs and checkpoints beside it stay)."""
         from thinc.api import Config
 
-        from ...io.files import atomic_file
+        from ...io.files import atomic_file, json_text
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         with atomic_file(path / MODEL_FILE, "wb") as fileh:
             fileh.write(self.model.to_bytes())
         with atomic_file(path / RERANKER_JSON) as fileh:
-            fileh.write(srsly.json_dumps(self._settings(), indent=2))
+            fileh.write(json_text(self._settings(), indent=2))
         if meta is not None:
             with atomic_file(path / META_FILE) as fileh:
-                fileh.write(srsly.json_dumps(meta, indent=2))
+                fileh.write(json_text(meta, indent=2))
         with atomic_file(path / RERANKER_CFG) as fileh:
             fileh.write(Config({"model": self.model_config}).to_str())
 

@@ -27,7 +27,7 @@ import srsly
 from ...kb.dictionary import ConceptDictionary
 from ...errors import BioLinkError, Errors
 from ...io.util import PathLike, atomic_directory
-from ...io.files import read_json
+from ...io.files import read_json, write_json
 from . import Stage
 
 Candidates = List[Tuple[int, float]]
@@ -141,7 +141,7 @@ class CandidateVerifier(Stage):
         with atomic_directory(path, force=True) as tmp:
             save_encoder(tmp, self.model, self.model_config, meta={"method": "siamese",
                                                                     "threshold": self.threshold})
-            srsly.write_json(tmp / VERIFIER_CFG, self._settings())
+            write_json(tmp / VERIFIER_CFG, self._settings())
 
     def _settings(self) -> Dict:
         return {"threshold": self.threshold, "mode": self.mode, "max_tries": self.max_tries,
