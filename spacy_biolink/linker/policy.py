@@ -31,7 +31,7 @@ from thinc.api import Model
 from ..kb.dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
 from ..index import NameIndex, exact_index_from_state
-from ..io.util import read_arrays
+from ..io.util import read_arrays, release_memory
 from ..index.concepts import Candidates
 from ..io.safe_models import check_index, check_model
 from ..text.normalize import MentionNormalizer
@@ -310,10 +310,14 @@ class LinkingPolicy:
             names = [self.normalizer.name(name) for name in dictionary.names]
             if fit_encoder:
                 self.model.initialize(X=names)
+                # The fit's counts are garbage now, and the heap they held is given back
+                # before encoding (as after each large step: see release_memory).
+                release_memory()
             vectors = encode(names) if encode is not None else self.encode(names, progress=True)
             # 10M names are ~1 GB of Python strings: gone before the index doubles the
             # vectors.
             del names
+            release_memory()
             self._build_search(dictionary, vectors)
 
     def _build_search(self, dictionary: ConceptDictionary, name_vectors) -> None:

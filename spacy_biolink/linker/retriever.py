@@ -14,6 +14,7 @@ from ..index import NameIndex
 from ..index.concepts import concept_vectors, search_concept_index, search_concepts
 from ..index.word_postings import additive_vectorizer
 from ..io.progress import progress_bar
+from ..io.util import release_memory
 from ..kb.dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
 from ..text.normalize import MentionNormalizer
 
@@ -97,8 +98,17 @@ class Retriever:
             vectorizer = additive_vectorizer(self.model)
             if vectorizer is not None:
                 # Normalized again one at a time: the list encode saw is gone at 10M names.
-                self.index.add_words((self.normalizer.name(name) for name in searched.names),
-                                     vectorizer)
+                self.index.add_words(self._folded_once_more(searched.names), vectorizer)
+                release_memory()
+
+    def _folded_once_more(self, names):
+        """The names folded again, for the word postings; the fold cache (unbounded while
+        a linker is built, policy.index_names) is emptied once the last one is read: at
+        10M names it holds millions of words that nothing after this pass folds."""
+        fold = self.normalizer.name
+        for name in names:
+            yield fold(name)
+        self.normalizer.clear_cache()
 
     def adopt(self, dictionary: ConceptDictionary, *, where) -> None:
         """Take `dictionary` with the index as it stands, checking that they agree."""

@@ -103,6 +103,13 @@ class MentionNormalizer:
             cache.clear()
             cache.limit = TOKEN_CACHE_SIZE
 
+    def clear_cache(self) -> None:
+        """Empty the token cache (its size limit stays): within unbounded_cache, once the
+        last text that reuses its folds is folded, so that it is not held through the
+        rest of a build."""
+        if self._token_cache is not None:
+            self._token_cache.clear()
+
     def _fold_token(self, text: str) -> str:
         """fold() of one token (or of any text: it is the whole rule set). Nothing in it
         reaches across whitespace: lowercasing is per character (a final sigma looks at
