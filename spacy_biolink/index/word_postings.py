@@ -43,7 +43,7 @@ _RARE_KEYS = ("word_rare_indptr", "word_rare_indices", "word_rows_indptr",
               "word_rows_indices", "word_rows_data", "word_rare_len")
 # Names (or words) per block of from_names' row-by-row steps: a block's temporaries are
 # tens of MB, and the per-block overhead is small next to its work.
-_BLOCK = 250_000
+_BLOCK = 100_000
 
 
 def additive_vectorizer(model) -> Optional[object]:
@@ -122,7 +122,7 @@ class WordPostings:
         release_memory()
         word_norms = _row_norms(words, _identity, block)
         name_norms = _row_norms(name_words, lambda part: part @ words, block)
-        unit_words = sparse.diags(1.0 / numpy.maximum(word_norms, 1e-30)) @ words
+        unit_words = _scale_rows(words, 1.0 / numpy.maximum(word_norms, 1e-30), block)
         del words
         if not _reproduces(rows, name_words, unit_words, word_norms, name_norms):
             logger.warning("word postings: the rows are not sums over words of this "
@@ -134,8 +134,10 @@ class WordPostings:
         postings = coefficient.T.tocsr()
         del coefficient
         postings.sort_indices()
-        grams = sparse.csr_matrix(unit_words.T, dtype=numpy.float32)
+        # float32 before the transpose, which is then the only copy made.
+        grams = unit_words.astype(numpy.float32)
         del unit_words
+        grams = grams.T.tocsr()
         grams.sort_indices()
         release_memory()
         return cls(postings, grams)
@@ -251,6 +253,17 @@ def _word_rows(word_ids: Dict[str, int], vectorizer) -> sparse.csr_matrix:
                                shape=(len(word_ids), len(vocab)))
     counts.sum_duplicates()
     return sparse.csr_matrix(counts @ sparse.diags(vectorizer.idf.astype(numpy.float64)))
+
+
+def _scale_rows(matrix: sparse.csr_matrix, scale: numpy.ndarray, block: int
+                ) -> sparse.csr_matrix:
+    """diags(scale) @ matrix, in place (`matrix` is returned): each value times its row's
+    scale, as the product computes it, `block` rows at a time."""
+    indptr, data = matrix.indptr, matrix.data
+    for lo in range(0, matrix.shape[0], block):
+        hi = min(lo + block, matrix.shape[0])
+        data[indptr[lo]:indptr[hi]] *= numpy.repeat(scale[lo:hi], numpy.diff(indptr[lo:hi + 1]))
+    return matrix
 
 
 def _identity(part: sparse.csr_matrix) -> sparse.csr_matrix:

@@ -91,9 +91,9 @@ class MentionNormalizer:
     @contextmanager
     def unbounded_cache(self) -> Iterator[None]:
         """Within the block, keep every distinct token's folded form (then empty the
-        cache): building a linker folds each name twice (encoding, then the word
-        postings), and with millions of distinct words the bounded cache is emptied so
-        often that nearly every token was folded from scratch in both passes."""
+        cache): building a linker folds millions of names, and with millions of distinct
+        words the bounded cache is emptied so often that nearly every token is folded
+        from scratch."""
         self.fold("")  # makes the cache for the current settings
         cache = self._token_cache
         cache.limit = sys.maxsize
@@ -102,13 +102,6 @@ class MentionNormalizer:
         finally:
             cache.clear()
             cache.limit = TOKEN_CACHE_SIZE
-
-    def clear_cache(self) -> None:
-        """Empty the token cache (its size limit stays): within unbounded_cache, once the
-        last text that reuses its folds is folded, so that it is not held through the
-        rest of a build."""
-        if self._token_cache is not None:
-            self._token_cache.clear()
 
     def _fold_token(self, text: str) -> str:
         """fold() of one token (or of any text: it is the whole rule set). Nothing in it
