@@ -87,35 +87,37 @@ class WordPostings:
         encoder, other texts). `block` names (or words) are worked on at a time; the
         result does not depend on it."""
         word_ids: Dict[str, int] = {}
-        ids = numpy.empty(1 << 20, dtype=numpy.int32)
+        # An array grows by an eighth, where a doubled numpy buffer would stay behind
+        # the name x word matrix at up to twice its size.
+        ids = array("i")
         indptr = numpy.empty(rows.shape[0] + 1, dtype=numpy.int64)
         indptr[0] = 0
-        size = 0
         lowercase = vectorizer.lowercase
         n_texts = 0
         for n_texts, text in enumerate(texts, 1):
             if n_texts > rows.shape[0]:
                 break
-            words = (text.lower() if lowercase else text).split()
-            if size + len(words) > len(ids):
-                ids = numpy.resize(ids, 2 * (size + len(words)))
-            for word in words:
+            for word in (text.lower() if lowercase else text).split():
                 word_id = word_ids.get(word)
                 if word_id is None:
                     word_id = word_ids[word] = len(word_ids)
-                ids[size] = word_id
-                size += 1
-            indptr[n_texts] = size
+                ids.append(word_id)
+            indptr[n_texts] = len(ids)
         if n_texts != rows.shape[0]:
             logger.warning("word postings: %d texts for %d rows; not built", n_texts,
                            rows.shape[0])
             return None
-        name_words = sparse.csr_matrix((numpy.ones(size, dtype=numpy.float32), ids[:size], indptr),
+        name_words = sparse.csr_matrix((numpy.ones(len(ids), dtype=numpy.float32),
+                                        numpy.frombuffer(ids, dtype=numpy.int32), indptr),
                                        shape=(rows.shape[0], len(word_ids)))
         del ids, indptr
         name_words.sum_duplicates()
-        words = _word_rows(word_ids, vectorizer)
+        # The words' strings (millions at 10M names) go before their matrix is built.
+        features, ends = _word_features(word_ids, vectorizer)
         del word_ids
+        release_memory()
+        words = _word_rows(features, ends, vectorizer)
+        del features, ends
         # Each step below is row by row, so it runs over blocks of names (or words): the
         # same values, bit for bit, without a vocabulary- or dictionary-sized temporary
         # (release_memory gives the blocks' heap back between the steps).
@@ -237,20 +239,27 @@ def _keep_shares(coefficient: sparse.csr_matrix, min_share: float) -> sparse.csr
                              shape=coefficient.shape, dtype=coefficient.dtype)
 
 
-def _word_rows(word_ids: Dict[str, int], vectorizer) -> sparse.csr_matrix:
-    """words x n-grams: each word's n-gram counts times idf (not normalised)."""
+def _word_features(word_ids: Dict[str, int], vectorizer) -> tuple:
+    """Each word's n-gram ids in the vocabulary, in word id order, as compact arrays (not
+    lists of Python ints: millions of words hold tens of millions of n-grams): the ids,
+    and where each word's end (a 0 first)."""
     vocab = vectorizer.vocab
-    # Compact arrays, not lists of Python ints: millions of words hold tens of millions
-    # of n-grams. word_ids lists the words in id order (ids are given as words come).
-    lengths, features = array("q", [0]), array("i")
+    ends, features = array("q", [0]), array("i")
+    # word_ids lists the words in id order (ids are given as words come).
     for word in word_ids:
         features.extend(feature for feature in map(vocab.get, vectorizer._word_ngrams(word))
                         if feature is not None)
-        lengths.append(len(features))
+        ends.append(len(features))
+    return features, ends
+
+
+def _word_rows(features: array, ends: array, vectorizer) -> sparse.csr_matrix:
+    """words x n-grams: each word's n-gram counts times idf (not normalised), from
+    _word_features' arrays."""
     counts = sparse.csr_matrix((numpy.ones(len(features), dtype=numpy.float64),
                                 numpy.frombuffer(features, dtype=numpy.int32),
-                                numpy.frombuffer(lengths, dtype=numpy.int64)),
-                               shape=(len(word_ids), len(vocab)))
+                                numpy.frombuffer(ends, dtype=numpy.int64)),
+                               shape=(len(ends) - 1, len(vectorizer.vocab)))
     counts.sum_duplicates()
     return sparse.csr_matrix(counts @ sparse.diags(vectorizer.idf.astype(numpy.float64)))
 
