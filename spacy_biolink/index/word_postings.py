@@ -19,7 +19,7 @@ Nothing here keeps a string: the word vocabulary is needed only while building.
 """
 import logging
 from array import array
-from typing import Callable, Dict, Iterable, Optional
+from typing import Dict, Iterable, Optional
 
 import numpy
 from scipy import sparse
@@ -122,8 +122,8 @@ class WordPostings:
         # same values, bit for bit, without a vocabulary- or dictionary-sized temporary
         # (release_memory gives the blocks' heap back between the steps).
         release_memory()
-        word_norms = _row_norms(words, _identity, block)
-        name_norms = _row_norms(name_words, lambda part: part @ words, block)
+        word_norms = _row_norms(words, block)
+        name_norms = _row_norms(name_words, block, times=words)
         unit_words = _scale_rows(words, 1.0 / numpy.maximum(word_norms, 1e-30), block)
         del words
         if not _reproduces(rows, name_words, unit_words, word_norms, name_norms):
@@ -275,15 +275,15 @@ def _scale_rows(matrix: sparse.csr_matrix, scale: numpy.ndarray, block: int
     return matrix
 
 
-def _identity(part: sparse.csr_matrix) -> sparse.csr_matrix:
-    return part
-
-
-def _row_norms(matrix: sparse.csr_matrix, rows_of: Callable, block: int) -> numpy.ndarray:
-    """The L2 norm of each row of rows_of(matrix), `block` rows of matrix at a time."""
+def _row_norms(matrix: sparse.csr_matrix, block: int,
+               times: Optional[sparse.csr_matrix] = None) -> numpy.ndarray:
+    """The L2 norm of each row of `matrix` (of `matrix @ times`, with `times`), `block`
+    rows at a time."""
     norms = numpy.empty(matrix.shape[0], dtype=numpy.float64)
     for lo in range(0, matrix.shape[0], block):
-        part = rows_of(matrix[lo:lo + block])
+        part = matrix[lo:lo + block]
+        if times is not None:
+            part = part @ times
         norms[lo:lo + block] = numpy.sqrt(numpy.asarray(part.multiply(part).sum(axis=1)).ravel())
     return norms
 

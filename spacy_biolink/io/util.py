@@ -77,7 +77,7 @@ def _malloc_trim():
             trim = ctypes.CDLL(None).malloc_trim
             trim.argtypes = [ctypes.c_size_t]
             trim.restype = ctypes.c_int
-        except (AttributeError, OSError):
+        except (AttributeError, OSError, TypeError):  # no glibc (musl, macOS, Windows)
             trim = None
         _TRIM.append(trim)
     return _TRIM[0]
