@@ -18,10 +18,13 @@ where the n-gram postings hold millions; the candidates are then rescored exactl
 Nothing here keeps a string: the word vocabulary is needed only while building.
 """
 import logging
+from array import array
 from typing import Dict, Iterable, Optional
 
 import numpy
 from scipy import sparse
+
+from ..io.util import release_memory
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +41,9 @@ CHECK_TOLERANCE = 1e-4
 # The saved arrays of rare_gram_postings (word_kernels.rare_gram_index's, in its order).
 _RARE_KEYS = ("word_rare_indptr", "word_rare_indices", "word_rows_indptr",
               "word_rows_indices", "word_rows_data", "word_rare_len")
-_NORM_CHUNK = 1_000_000
+# Names (or words) per block of from_names' row-by-row steps: a block's temporaries are
+# tens of MB, and the per-block overhead is small next to its work.
+_BLOCK = 100_000
 
 
 def additive_vectorizer(model) -> Optional[object]:
@@ -73,63 +78,70 @@ class WordPostings:
 
     @classmethod
     def from_names(cls, texts: Iterable[str], vectorizer, rows: sparse.csr_matrix, *,
-                   min_share: float = MIN_SHARE) -> Optional["WordPostings"]:
+                   min_share: float = MIN_SHARE, block: int = _BLOCK
+                   ) -> Optional["WordPostings"]:
         """Build from the names' texts as the encoder saw them (one per row of `rows`, in
         order) and its fitted char_wb vectorizer. A word's posting in a name is kept where
         c(u, n) >= min_share, and each name keeps its largest one (see MIN_SHARE). Returns
         None, with a log line, when the rows are not what the words add up to (another
-        encoder, other texts)."""
+        encoder, other texts). `block` names (or words) are worked on at a time; the
+        result does not depend on it."""
         word_ids: Dict[str, int] = {}
-        ids = numpy.empty(1 << 20, dtype=numpy.int32)
+        # An array grows by an eighth, where a doubled numpy buffer would stay behind
+        # the name x word matrix at up to twice its size.
+        ids = array("i")
         indptr = numpy.empty(rows.shape[0] + 1, dtype=numpy.int64)
         indptr[0] = 0
-        size = 0
         lowercase = vectorizer.lowercase
         n_texts = 0
         for n_texts, text in enumerate(texts, 1):
             if n_texts > rows.shape[0]:
                 break
-            words = (text.lower() if lowercase else text).split()
-            if size + len(words) > len(ids):
-                ids = numpy.resize(ids, 2 * (size + len(words)))
-            for word in words:
+            for word in (text.lower() if lowercase else text).split():
                 word_id = word_ids.get(word)
                 if word_id is None:
                     word_id = word_ids[word] = len(word_ids)
-                ids[size] = word_id
-                size += 1
-            indptr[n_texts] = size
+                ids.append(word_id)
+            indptr[n_texts] = len(ids)
         if n_texts != rows.shape[0]:
             logger.warning("word postings: %d texts for %d rows; not built", n_texts,
                            rows.shape[0])
             return None
-        name_words = sparse.csr_matrix((numpy.ones(size, dtype=numpy.float32), ids[:size], indptr),
+        name_words = sparse.csr_matrix((numpy.ones(len(ids), dtype=numpy.float32),
+                                        numpy.frombuffer(ids, dtype=numpy.int32), indptr),
                                        shape=(rows.shape[0], len(word_ids)))
-        del ids
+        del ids, indptr
         name_words.sum_duplicates()
-        words = _word_rows(word_ids, vectorizer)
+        # The words' strings (millions at 10M names) go before their matrix is built.
+        features, ends = _word_features(word_ids, vectorizer)
         del word_ids
-        word_norms = numpy.sqrt(numpy.asarray(words.multiply(words).sum(axis=1)).ravel())
-        name_norms = numpy.empty(rows.shape[0], dtype=numpy.float64)
-        for lo in range(0, rows.shape[0], _NORM_CHUNK):
-            summed = name_words[lo:lo + _NORM_CHUNK] @ words
-            name_norms[lo:lo + _NORM_CHUNK] = numpy.sqrt(
-                numpy.asarray(summed.multiply(summed).sum(axis=1)).ravel())
-        unit_words = sparse.diags(1.0 / numpy.maximum(word_norms, 1e-30)) @ words
+        release_memory()
+        words = _word_rows(features, ends, vectorizer)
+        del features, ends
+        # Each step below is row by row, so it runs over blocks of names (or words): the
+        # same values, bit for bit, without a vocabulary- or dictionary-sized temporary
+        # (release_memory gives the blocks' heap back between the steps).
+        release_memory()
+        word_norms = _row_norms(words, block)
+        name_norms = _row_norms(name_words, block, times=words)
+        unit_words = _scale_rows(words, 1.0 / numpy.maximum(word_norms, 1e-30), block)
+        del words
         if not _reproduces(rows, name_words, unit_words, word_norms, name_norms):
             logger.warning("word postings: the rows are not sums over words of this "
                            "vectorizer; searching by n-gram candidates instead")
             return None
-        coefficient = name_words.multiply(word_norms[None, :].astype(numpy.float32))
-        coefficient = sparse.csr_matrix(
-            sparse.diags((1.0 / numpy.maximum(name_norms, 1e-30)).astype(numpy.float32))
-            @ coefficient, dtype=numpy.float32)
+        coefficient = _coefficients(name_words, word_norms, name_norms, min_share, block)
         del name_words
-        coefficient = _keep_shares(coefficient, min_share)
+        release_memory()
         postings = coefficient.T.tocsr()
+        del coefficient
         postings.sort_indices()
-        grams = sparse.csr_matrix(unit_words.T, dtype=numpy.float32)
+        # float32 before the transpose, which is then the only copy made.
+        grams = unit_words.astype(numpy.float32)
+        del unit_words
+        grams = grams.T.tocsr()
         grams.sort_indices()
+        release_memory()
         return cls(postings, grams)
 
     def word_queries(self, queries: sparse.csr_matrix, threshold: float, *,
@@ -227,20 +239,70 @@ def _keep_shares(coefficient: sparse.csr_matrix, min_share: float) -> sparse.csr
                              shape=coefficient.shape, dtype=coefficient.dtype)
 
 
-def _word_rows(word_ids: Dict[str, int], vectorizer) -> sparse.csr_matrix:
-    """words x n-grams: each word's n-gram counts times idf (not normalised)."""
+def _word_features(word_ids: Dict[str, int], vectorizer) -> tuple:
+    """Each word's n-gram ids in the vocabulary, in word id order, as compact arrays (not
+    lists of Python ints: millions of words hold tens of millions of n-grams): the ids,
+    and where each word's end (a 0 first)."""
     vocab = vectorizer.vocab
-    rows, cols = [], []
-    for word, word_id in word_ids.items():
-        for gram in vectorizer._word_ngrams(word):
-            feature = vocab.get(gram)
-            if feature is not None:
-                rows.append(word_id)
-                cols.append(feature)
-    counts = sparse.csr_matrix((numpy.ones(len(rows), dtype=numpy.float64), (rows, cols)),
-                               shape=(len(word_ids), len(vocab)))
+    ends, features = array("q", [0]), array("i")
+    # word_ids lists the words in id order (ids are given as words come).
+    for word in word_ids:
+        features.extend(feature for feature in map(vocab.get, vectorizer._word_ngrams(word))
+                        if feature is not None)
+        ends.append(len(features))
+    return features, ends
+
+
+def _word_rows(features: array, ends: array, vectorizer) -> sparse.csr_matrix:
+    """words x n-grams: each word's n-gram counts times idf (not normalised), from
+    _word_features' arrays."""
+    counts = sparse.csr_matrix((numpy.ones(len(features), dtype=numpy.float64),
+                                numpy.frombuffer(features, dtype=numpy.int32),
+                                numpy.frombuffer(ends, dtype=numpy.int64)),
+                               shape=(len(ends) - 1, len(vectorizer.vocab)))
     counts.sum_duplicates()
     return sparse.csr_matrix(counts @ sparse.diags(vectorizer.idf.astype(numpy.float64)))
+
+
+def _scale_rows(matrix: sparse.csr_matrix, scale: numpy.ndarray, block: int
+                ) -> sparse.csr_matrix:
+    """diags(scale) @ matrix, in place (`matrix` is returned): each value times its row's
+    scale, as the product computes it, `block` rows at a time."""
+    indptr, data = matrix.indptr, matrix.data
+    for lo in range(0, matrix.shape[0], block):
+        hi = min(lo + block, matrix.shape[0])
+        data[indptr[lo]:indptr[hi]] *= numpy.repeat(scale[lo:hi], numpy.diff(indptr[lo:hi + 1]))
+    return matrix
+
+
+def _row_norms(matrix: sparse.csr_matrix, block: int,
+               times: Optional[sparse.csr_matrix] = None) -> numpy.ndarray:
+    """The L2 norm of each row of `matrix` (of `matrix @ times`, with `times`), `block`
+    rows at a time."""
+    norms = numpy.empty(matrix.shape[0], dtype=numpy.float64)
+    for lo in range(0, matrix.shape[0], block):
+        part = matrix[lo:lo + block]
+        if times is not None:
+            part = part @ times
+        norms[lo:lo + block] = numpy.sqrt(numpy.asarray(part.multiply(part).sum(axis=1)).ravel())
+    return norms
+
+
+def _coefficients(name_words: sparse.csr_matrix, word_norms: numpy.ndarray,
+                  name_norms: numpy.ndarray, min_share: float, block: int) -> sparse.csr_matrix:
+    """names x words c(u, n) = cnt_u |w_u| / |n| (float32), kept as _keep_shares says,
+    `block` names at a time."""
+    scale = word_norms[None, :].astype(numpy.float32)
+    inverse = (1.0 / numpy.maximum(name_norms, 1e-30)).astype(numpy.float32)
+    parts = []
+    for lo in range(0, name_words.shape[0], block):
+        part = name_words[lo:lo + block].multiply(scale)
+        part = sparse.csr_matrix(sparse.diags(inverse[lo:lo + block]) @ part,
+                                 dtype=numpy.float32)
+        parts.append(_keep_shares(part, min_share))
+    if not parts:
+        return sparse.csr_matrix(name_words.shape, dtype=numpy.float32)
+    return sparse.vstack(parts, format="csr") if len(parts) > 1 else parts[0]
 
 
 def _reproduces(rows, name_words, unit_words, word_norms, name_norms) -> bool:

@@ -52,3 +52,32 @@ def gc_paused():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def release_memory() -> None:
+    """Collect cyclic garbage and hand the C heap's free pages back to the OS, between the
+    steps of a large build. numpy arrays under glibc's (growing) mmap threshold live on
+    the heap, and the pages freed there stay in the process: the next step's arrays can
+    reuse them, but its own peak then comes on top of them. glibc only (malloc_trim); a
+    no-op for the heap elsewhere."""
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+_TRIM = []
+
+
+def _malloc_trim():
+    if not _TRIM:
+        import ctypes
+
+        try:
+            trim = ctypes.CDLL(None).malloc_trim
+            trim.argtypes = [ctypes.c_size_t]
+            trim.restype = ctypes.c_int
+        except (AttributeError, OSError, TypeError):  # no glibc (musl, macOS, Windows)
+            trim = None
+        _TRIM.append(trim)
+    return _TRIM[0]

@@ -11,6 +11,7 @@ from names to concepts) so a 10M-name dictionary loads as a handful of memory-ma
 import logging
 from array import array
 from collections import defaultdict
+from itertools import islice
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
@@ -64,10 +65,17 @@ class StringTable(Sequence):
     @classmethod
     def from_strings(cls, strings: Iterable[str]) -> "StringTable":
         """Pack `strings` into one UTF-8 blob with offsets; the table keeps no Python strings."""
-        encoded = [s.encode("utf8") for s in strings]
-        offsets = numpy.zeros(len(encoded) + 1, dtype=numpy.int64)
-        numpy.cumsum([len(b) for b in encoded], out=offsets[1:])
-        blob = numpy.frombuffer(b"".join(encoded), dtype=numpy.uint8)
+        # A chunk at a time: 10M names as bytes objects would be ~0.7 GB at once.
+        strings = iter(strings)
+        blobs, lengths = [], array("q", [0])
+        while True:
+            encoded = [s.encode("utf8") for s in islice(strings, ITER_CHUNK)]
+            if not encoded:
+                break
+            lengths.extend(map(len, encoded))
+            blobs.append(b"".join(encoded))
+        offsets = numpy.cumsum(numpy.frombuffer(lengths, dtype=numpy.int64))
+        blob = numpy.frombuffer(b"".join(blobs), dtype=numpy.uint8)
         return cls(blob, offsets)
 
     def __len__(self) -> int:

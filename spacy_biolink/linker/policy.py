@@ -29,11 +29,11 @@ from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 from thinc.api import Model
 
-from ..kb.dictionary import ConceptDictionary
+from ..kb.dictionary import ConceptDictionary, StringTable
 from ..errors import BioLinkError, Errors
 from ..index import NameIndex, exact_index_from_state
 from ..io.files import json_text, write_json
-from ..io.util import read_arrays
+from ..io.util import read_arrays, release_memory
 from ..index.concepts import Candidates
 from ..io.safe_models import check_index, check_model
 from ..text.normalize import MentionNormalizer
@@ -309,22 +309,28 @@ class LinkingPolicy:
         linker; not when names are added to a fitted one). encode: what gives the
         normalized names' vectors instead of the encoder (a cache of them, for callers
         that index many dictionaries sharing most names)."""
-        # The names are folded again for the word postings (retriever.build): each
-        # distinct word is folded once for both passes.
         with self.normalizer.unbounded_cache():
             names = [self.normalizer.name(name) for name in dictionary.names]
             if fit_encoder:
                 self.model.initialize(X=names)
+                # The fit's counts are garbage now, and the heap they held is given back
+                # before encoding (as after each large step: see release_memory).
+                release_memory()
             vectors = encode(names) if encode is not None else self.encode(names, progress=True)
-            # 10M names are ~1 GB of Python strings: gone before the index doubles the
-            # vectors.
+            # The word postings (retriever.build) read the names as folded here, packed:
+            # at 10M names the list is ~1 GB of Python strings and the fold cache about
+            # as much, both gone (with the block) before the index doubles the vectors.
+            folded = StringTable.from_strings(names)
             del names
-            self._build_search(dictionary, vectors)
+        release_memory()
+        self._build_search(dictionary, vectors, folded)
 
-    def _build_search(self, dictionary: ConceptDictionary, name_vectors) -> None:
-        """Adopt `dictionary` given its names' vectors: the retriever's index and, with a
-        sieve, the exact index over the D names. Nothing is encoded twice."""
-        self.retriever.build(dictionary, name_vectors)
+    def _build_search(self, dictionary: ConceptDictionary, name_vectors,
+                      folded: Optional[Sequence[str]] = None) -> None:
+        """Adopt `dictionary` given its names' vectors (and the names as normalized, if
+        at hand): the retriever's index and, with a sieve, the exact index over the D
+        names. Nothing is encoded twice."""
+        self.retriever.build(dictionary, name_vectors, folded=folded)
         self._adopt(dictionary, where=self.name, sieve=self.sieve.build(dictionary, name_vectors))
 
     def _adopt(self, dictionary: ConceptDictionary, *, where,

@@ -3,7 +3,8 @@ encoded query texts. What happens to a mention before the search (abbreviations,
 composites) and to its candidates after it (sieve, prior, type filter, verifier, reranker,
 NIL rule) are the linker's stages (stages/), not the retriever's.
 """
-from typing import Optional, Sequence, Tuple
+from itertools import compress
+from typing import Iterator, Optional, Sequence, Tuple
 
 import numpy
 from scipy import sparse
@@ -14,6 +15,7 @@ from ..index import NameIndex
 from ..index.concepts import concept_vectors, search_concept_index, search_concepts
 from ..index.word_postings import additive_vectorizer
 from ..io.progress import progress_bar
+from ..io.util import release_memory
 from ..kb.dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary
 from ..text.normalize import MentionNormalizer
 
@@ -83,9 +85,12 @@ class Retriever:
                                                             minlength=dictionary.n_concepts))
         return searched, rows, concept_rows
 
-    def build(self, dictionary: ConceptDictionary, name_vectors) -> None:
+    def build(self, dictionary: ConceptDictionary, name_vectors, *,
+              folded: Optional[Sequence[str]] = None) -> None:
         """Build the index over the names index_sources selects (or their concepts' mean
-        vectors), given every name's vectors; `adopt` then takes the dictionary."""
+        vectors), given every name's vectors; `adopt` then takes the dictionary.
+        `folded`: every name of `dictionary` as normalized for encoding, which the word
+        postings read (normalized again where not given)."""
         searched, rows, concept_rows = self.plan(dictionary)
         vectors = name_vectors if len(rows) == dictionary.n_names else name_vectors[rows]
         if self.index_level == "concept":
@@ -96,9 +101,20 @@ class Retriever:
         if hasattr(self.index, "add_words") and self.index_level == "name":
             vectorizer = additive_vectorizer(self.model)
             if vectorizer is not None:
-                # Normalized again one at a time: the list encode saw is gone at 10M names.
-                self.index.add_words((self.normalizer.name(name) for name in searched.names),
-                                     vectorizer)
+                self.index.add_words(self._word_texts(searched, rows, folded), vectorizer)
+                release_memory()
+
+    def _word_texts(self, searched: ConceptDictionary, rows: numpy.ndarray,
+                    folded: Optional[Sequence[str]]) -> Iterator[str]:
+        """The searched names as encoded, one at a time: from `folded` (every name of the
+        dictionary; `rows` ascending, as plan gives them), or normalized again."""
+        if folded is None:
+            return (self.normalizer.name(name) for name in searched.names)
+        if len(rows) == len(folded):
+            return iter(folded)
+        kept = numpy.zeros(len(folded), dtype=bool)
+        kept[rows] = True
+        return compress(folded, kept)
 
     def adopt(self, dictionary: ConceptDictionary, *, where) -> None:
         """Take `dictionary` with the index as it stands, checking that they agree."""

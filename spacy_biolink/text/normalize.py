@@ -91,9 +91,9 @@ class MentionNormalizer:
     @contextmanager
     def unbounded_cache(self) -> Iterator[None]:
         """Within the block, keep every distinct token's folded form (then empty the
-        cache): building a linker folds each name twice (encoding, then the word
-        postings), and with millions of distinct words the bounded cache is emptied so
-        often that nearly every token was folded from scratch in both passes."""
+        cache): building a linker folds millions of names, and with millions of distinct
+        words the bounded cache is emptied so often that nearly every token is folded
+        from scratch."""
         self.fold("")  # makes the cache for the current settings
         cache = self._token_cache
         cache.limit = sys.maxsize
