@@ -447,7 +447,7 @@ class BioLinker(Pipe):
         """Save the pipe (cfg, then the linker's parts: normalizer, encoder; dictionary,
         index and sieve once initialized; the stages' weights) to `path`.
         Saving over an existing directory is atomic: a kill leaves the old state or the new one."""
-        serializers = {"cfg": lambda p: write_json(p, self.cfg),
+        serializers = {"cfg": lambda p: write_json(p, self.cfg, indent=2),
                        **self.linker.part_writers()}
         # Saving over an existing pipeline: the state is written beside its directory and
         # swapped in by renames, so a kill leaves the old state or the new one, never a

@@ -446,7 +446,7 @@ class LinkingPolicy:
         dictionary, index and sieve once initialized; the configured stages' weights
         (`stages/NAME`) and stages set from Python, whole (`verifier`, `reranker`)."""
         writers: Dict[str, Callable] = {
-            "normalizer": lambda p: write_json(p, self.normalizer.to_dict()),
+            "normalizer": lambda p: write_json(p, self.normalizer.to_dict(), indent=2),
             "encoder": lambda p: self.model.to_disk(p)}
         if self.is_initialized:
             writers["dictionary"] = lambda p: self.dictionary.to_disk(p)

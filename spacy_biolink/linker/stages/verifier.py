@@ -141,7 +141,7 @@ class CandidateVerifier(Stage):
         with atomic_directory(path, force=True) as tmp:
             save_encoder(tmp, self.model, self.model_config, meta={"method": "siamese",
                                                                     "threshold": self.threshold})
-            write_json(tmp / VERIFIER_CFG, self._settings())
+            write_json(tmp / VERIFIER_CFG, self._settings(), indent=2)
 
     def _settings(self) -> Dict:
         return {"threshold": self.threshold, "mode": self.mode, "max_tries": self.max_tries,
