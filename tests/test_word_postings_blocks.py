@@ -11,7 +11,7 @@ from scipy import sparse
 
 from spacy_biolink.encoders.tfidf import CharNgramTfidf
 from spacy_biolink.index.word_postings import MIN_SHARE, WordPostings, _keep_shares
-from spacy_biolink.io.util import release_memory
+from spacy_biolink.io.util import RELEASE_MEMORY_FROM, release_memory
 from spacy_biolink.kb import dictionary as dictionary_module
 from spacy_biolink.kb.dictionary import StringTable
 from spacy_biolink.linker.retriever import Retriever
@@ -140,6 +140,19 @@ def test_release_memory_hands_freed_heap_back():
     last = numpy.ones(100_000 // 8)
     del held
     before = _rss_bytes()
-    release_memory()
+    release_memory(RELEASE_MEMORY_FROM)
     assert before - _rss_bytes() > 150e6
     assert last.sum() == 100_000 // 8
+
+
+def test_release_memory_is_skipped_for_small_builds(monkeypatch):
+    # A full collection costs more than a small build (the property tests' index builds
+    # ran 40x slower with it), so below RELEASE_MEMORY_FROM names nothing is collected.
+    import gc
+
+    collections = []
+    monkeypatch.setattr(gc, "collect", lambda *args: collections.append(args) or 0)
+    release_memory(RELEASE_MEMORY_FROM - 1)
+    assert collections == []
+    release_memory(RELEASE_MEMORY_FROM)
+    assert collections == [()]

@@ -115,13 +115,13 @@ class WordPostings:
         # The words' strings (millions at 10M names) go before their matrix is built.
         features, ends = _word_features(word_ids, vectorizer)
         del word_ids
-        release_memory()
+        release_memory(rows.shape[0])
         words = _word_rows(features, ends, vectorizer)
         del features, ends
         # Each step below is row by row, so it runs over blocks of names (or words): the
         # same values, bit for bit, without a vocabulary- or dictionary-sized temporary
         # (release_memory gives the blocks' heap back between the steps).
-        release_memory()
+        release_memory(rows.shape[0])
         word_norms = _row_norms(words, block)
         name_norms = _row_norms(name_words, block, times=words)
         unit_words = _scale_rows(words, 1.0 / numpy.maximum(word_norms, 1e-30), block)
@@ -132,7 +132,7 @@ class WordPostings:
             return None
         coefficient = _coefficients(name_words, word_norms, name_norms, min_share, block)
         del name_words
-        release_memory()
+        release_memory(rows.shape[0])
         postings = coefficient.T.tocsr()
         del coefficient
         postings.sort_indices()
@@ -141,7 +141,7 @@ class WordPostings:
         del unit_words
         grams = grams.T.tocsr()
         grams.sort_indices()
-        release_memory()
+        release_memory(rows.shape[0])
         return cls(postings, grams)
 
     def word_queries(self, queries: sparse.csr_matrix, threshold: float, *,

@@ -54,12 +54,19 @@ def gc_paused():
             gc.enable()
 
 
-def release_memory() -> None:
+# Below this many names a build's freed heap is small, and a full collection in a
+# process holding a loaded pipeline costs more than the whole build (BENCHMARKS).
+RELEASE_MEMORY_FROM = 1_000_000
+
+
+def release_memory(n_names: int) -> None:
     """Collect cyclic garbage and hand the C heap's free pages back to the OS, between the
-    steps of a large build. numpy arrays under glibc's (growing) mmap threshold live on
-    the heap, and the pages freed there stay in the process: the next step's arrays can
-    reuse them, but its own peak then comes on top of them. glibc only (malloc_trim); a
-    no-op for the heap elsewhere."""
+    steps of a build over `n_names` names; a no-op below RELEASE_MEMORY_FROM. numpy arrays
+    under glibc's (growing) mmap threshold live on the heap, and the pages freed there
+    stay in the process: the next step's arrays can reuse them, but its own peak then
+    comes on top of them. glibc only (malloc_trim); a no-op for the heap elsewhere."""
+    if n_names < RELEASE_MEMORY_FROM:
+        return
     gc.collect()
     trim = _malloc_trim()
     if trim is not None:

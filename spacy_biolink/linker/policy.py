@@ -315,14 +315,14 @@ class LinkingPolicy:
                 self.model.initialize(X=names)
                 # The fit's counts are garbage now, and the heap they held is given back
                 # before encoding (as after each large step: see release_memory).
-                release_memory()
+                release_memory(dictionary.n_names)
             vectors = encode(names) if encode is not None else self.encode(names, progress=True)
             # The word postings (retriever.build) read the names as folded here, packed:
             # at 10M names the list is ~1 GB of Python strings and the fold cache about
             # as much, both gone (with the block) before the index doubles the vectors.
             folded = StringTable.from_strings(names)
             del names
-        release_memory()
+        release_memory(dictionary.n_names)
         self._build_search(dictionary, vectors, folded)
 
     def _build_search(self, dictionary: ConceptDictionary, name_vectors,

@@ -102,7 +102,7 @@ class Retriever:
             vectorizer = additive_vectorizer(self.model)
             if vectorizer is not None:
                 self.index.add_words(self._word_texts(searched, rows, folded), vectorizer)
-                release_memory()
+                release_memory(len(rows))
 
     def _word_texts(self, searched: ConceptDictionary, rows: numpy.ndarray,
                     folded: Optional[Sequence[str]]) -> Iterator[str]:
