@@ -170,19 +170,16 @@ def tokenizer_nlp_from_config(config_path: PathLike) -> Language:
     section, and nothing else resolved (no vectors, no components): what convert needs to
     tokenize a corpus the way `spacy train` with that config will (E306 when the file or
     its [nlp] section is missing or its tokenizer is not registered)."""
-    from spacy.util import load_config
     # Registers spacy-biolink.BioTokenizer.v1 where the package's entry points are not
     # installed (a source checkout).
     from .. import registry  # noqa: F401
+    from ..io.files import read_config
 
     config_path = Path(config_path)
     if not config_path.is_file():
         raise BioLinkError(Errors.E306.format(path=config_path, reason="no such file"))
-    try:
-        config = load_config(config_path, interpolate=False)
-    except Exception as err:  # thinc's ConfigValidationError and parse errors alike
-        raise BioLinkError(Errors.E306.format(path=config_path,
-                                              reason=f"not a readable config ({err})")) from err
+    # Bad bytes, a BOM and parse errors as every config the package reads (file and line).
+    config = read_config(config_path)
     nlp_section = config.get("nlp")
     if not nlp_section or "lang" not in nlp_section:
         raise BioLinkError(Errors.E306.format(path=config_path, reason="no [nlp] lang"))
