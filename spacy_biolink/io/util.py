@@ -4,6 +4,7 @@ Opening user files and writing outputs live in files.py; the names below are kep
 that `from spacy_biolink.io.util import open_text, atomic_file, ...` keeps working.
 """
 import contextlib
+import functools
 import gc
 from pathlib import Path
 
@@ -73,18 +74,14 @@ def release_memory(n_names: int) -> None:
         trim(0)
 
 
-_TRIM = []
-
-
+@functools.lru_cache(maxsize=None)
 def _malloc_trim():
-    if not _TRIM:
-        import ctypes
+    import ctypes
 
-        try:
-            trim = ctypes.CDLL(None).malloc_trim
-            trim.argtypes = [ctypes.c_size_t]
-            trim.restype = ctypes.c_int
-        except (AttributeError, OSError, TypeError):  # no glibc (musl, macOS, Windows)
-            trim = None
-        _TRIM.append(trim)
-    return _TRIM[0]
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError, TypeError):  # no glibc (musl, macOS, Windows)
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
