@@ -30,7 +30,8 @@ HYPHEN_INFIXES = [r"(?<=[)\]}}])(?:{h})".format(h=HYPHENS),
                   r"(?<=[{a}])(?:{h})(?=[0-9])".format(a=ALPHA, h=HYPHENS)]
 # A '+' after a letter or a closing bracket: ion charges ("Na+", "Ca+2", "Na+/K+") and
 # combinations ("GSPE+drug", "T+PCPA", "injection)+ritanserin").
-PLUS_INFIXES = [r"(?<=[{a})\]])\+".format(a=ALPHA)]
+_PLUS_AFTER_WORD = r"(?<=[{a})\]])\+".format(a=ALPHA)
+PLUS_INFIXES = [_PLUS_AFTER_WORD]
 # Every slash inside a token (spaCy splits it only before a letter): "Na+/K+",
 # "Na(+)/H(+)", "5-HT/DA". URLs are matched whole before any infix applies.
 SLASH_INFIXES = [r"/"]
@@ -43,7 +44,7 @@ COMPARISON_INFIXES = [r"(?<=[{a}0-9])[=<>](?=[0-9.])".format(a=ALPHA)]
 # after a capital that ends a word of mixed case or stands alone ends the sentence
 # ("vitamin D.", "hepatitis C.", "AmB.", "TdP."); spaCy keeps it, as in initials.
 SUFFIXES = [r"(?<=[{a}0-9])(?:{h})".format(a=ALPHA, h=HYPHENS),
-            r"(?<=[{a})\]])\+".format(a=ALPHA),
+            _PLUS_AFTER_WORD,
             r"(?<=[{al}0-9][{au}])\.".format(al=ALPHA_LOWER, au=ALPHA_UPPER),
             r"(?<=^[{au}])\.".format(au=ALPHA_UPPER)]
 # The same at the front ("-induced"): the head of such a coordination.
