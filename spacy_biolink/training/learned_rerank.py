@@ -154,9 +154,9 @@ class LearnedRerankerTrainer:
         # Written last: a directory with it holds a complete ranker.
         with atomic_file(output_dir / SETTINGS_FILE) as fileh:
             fileh.write(json_text({"k": stage.k, "temperature": stage.temperature,
-                                          "nil_threshold": stage.nil_threshold,
-                                          "nil_precision": self.nil_precision,
-                                          "features": list(features)}, indent=2))
+                                   "nil_threshold": stage.nil_threshold,
+                                   "nil_precision": self.nil_precision,
+                                   "features": list(features)}, indent=2))
         _plot_importance(importance, output_dir / "importance.png")
         logger.info("learned reranker: dev acc@1 %.4f -> %.4f in %.0f s (best round %d)",
                     meta["dev_acc@1_before"], meta["dev_acc@1"], meta["seconds"],
