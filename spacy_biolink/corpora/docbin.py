@@ -165,32 +165,38 @@ def _example(examples: List[str], document: PubTatorDocument, mention: PubTatorM
                         f"{mention.start}-{mention.end}, {widened}")
 
 
-def tokenizer_nlp_from_config(config_path: PathLike) -> Language:
+def tokenizer_nlp_from_config(config_path: PathLike, command: str = "convert",
+                              what: str = "DocBins") -> Language:
     """A blank pipeline with the language and tokenizer of a training config's [nlp]
-    section, and nothing else resolved (no vectors, no components): what convert needs to
-    tokenize a corpus the way `spacy train` with that config will (E306 when the file or
-    its [nlp] section is missing or its tokenizer is not registered)."""
+    section, and nothing else resolved (no vectors, no components): what `convert` and
+    `ner-vectors` need to tokenize text the way `spacy train` with that config will (E306,
+    naming `command` and the `what` it makes, when the file or its [nlp] section is
+    missing or its tokenizer is not registered)."""
     # Registers spacy-biolink.BioTokenizer.v1 where the package's entry points are not
     # installed (a source checkout).
     from .. import registry  # noqa: F401
     from ..io.files import read_config
 
     config_path = Path(config_path)
+
+    def refused(reason: str) -> BioLinkError:
+        return BioLinkError(Errors.E306.format(command=command, what=what, path=config_path,
+                                               reason=reason))
+
     if not config_path.is_file():
-        raise BioLinkError(Errors.E306.format(path=config_path, reason="no such file"))
+        raise refused("no such file")
     # Bad bytes, a BOM and parse errors as every config the package reads (file and line).
     config = read_config(config_path)
     nlp_section = config.get("nlp")
     if not nlp_section or "lang" not in nlp_section:
-        raise BioLinkError(Errors.E306.format(path=config_path, reason="no [nlp] lang"))
+        raise refused("no [nlp] lang")
     overrides = {}
     if "tokenizer" in nlp_section:
         overrides = {"nlp": {"tokenizer": dict(nlp_section["tokenizer"])}}
     try:
         return spacy.blank(nlp_section["lang"], config=overrides)
     except Exception as err:  # catalogue's RegistryError: an unknown @tokenizers name
-        raise BioLinkError(Errors.E306.format(
-            path=config_path, reason=f"its tokenizer could not be built ({err})")) from err
+        raise refused(f"its tokenizer could not be built ({err})") from err
 
 
 def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
