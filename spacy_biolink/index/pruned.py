@@ -266,7 +266,7 @@ class PrunedSparseIndex(SparseIndex):
         depth = min(max(k, self.candidates_for(self.n_vectors)), self.n_vectors)
         found = self.source.find(self, queries, depth)
         scores = kernel.rescore_rows(queries.indptr, queries.indices, queries.data, rows,
-                                     queries.shape[1], found)
+                                     queries.shape[1], found, n_threads=self.n_threads)
         # Best first, ties to the lower id; names scoring 0 (or none) are no candidates.
         missing = (found < 0) | (scores == 0)
         order = numpy.lexsort((numpy.where(missing, numpy.iinfo(numpy.int64).max, found),
