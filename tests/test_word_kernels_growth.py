@@ -97,7 +97,8 @@ def test_rare_gram_word_search_grown_equals_one_call(data, n_threads):
                             n_threads=n_threads)
     buffers = (numpy.zeros(N_FEATURES, dtype=numpy.float32),
                numpy.zeros(N_WORDS, dtype=numpy.uint8), numpy.zeros(N_WORDS, dtype=numpy.float32),
-               numpy.empty(N_WORDS, dtype=numpy.int32), numpy.empty(N_WORDS, dtype=numpy.int32))
+               numpy.empty(N_WORDS, dtype=numpy.int32), numpy.empty(N_WORDS, dtype=numpy.int32),
+               numpy.empty(N_WORDS, dtype=numpy.int64), numpy.empty(N_WORDS, dtype=numpy.float32))
     want = one_fill(lambda row, *out: word_kernels._word_cosines_rare(
         row, *q, *rare, 2, numpy.float32(0.01), *buffers, *out), N_QUERIES)
     assert want[0][-1] > 4 * max(1024, 64 * N_QUERIES)

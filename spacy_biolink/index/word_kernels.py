@@ -274,16 +274,19 @@ def rare_gram_index(g_indptr, g_indices, g_data, n_features, n_words, k):
 
 @_jit("int64(int64, int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], int64[::1], "
       "int32[::1], float32[::1], uint8[::1], int64, float32, float32[::1], uint8[::1], "
-      "float32[::1], int32[::1], int32[::1], int64[::1], int32[::1], float32[::1])")
+      "float32[::1], int32[::1], int32[::1], int64[::1], float32[::1], int64[::1], "
+      "int32[::1], float32[::1])")
 def _word_cosines_rare(first_row, q_indptr, q_indices, q_data, r_indptr, r_indices,
                        w_indptr, w_indices, w_data, rare_len, min_hits, threshold, weights,
-                       hits, acc, seen, touched, out_indptr, out_indices, out_data):
+                       hits, acc, seen, touched, starts, partial, out_indptr, out_indices,
+                       out_data):
     """Each query's words of cosine >= threshold (where none reaches it, its closest)
     among those posted under at least min(min_hits, its rare n-grams) of the query's
     n-grams in the rare-gram postings (r), with their exact cosines read from their rows
     (w). `weights` (one per n-gram), `hits` and `acc` must be all zero on entry and are
-    left so. Returns the number written, or -(row + 1) when out_indices is too small for
-    `row`. Rows go from first_row on, after the out_indptr[first_row] entries written."""
+    left so; `starts` and `partial` are scratch, one per word. Returns the number
+    written, or -(row + 1) when out_indices is too small for `row`. Rows go from first_row
+    on, after the out_indptr[first_row] entries written."""
     size = out_indptr[first_row]
     for row in range(first_row, q_indptr.shape[0] - 1):
         start = q_indptr[row]
@@ -304,16 +307,27 @@ def _word_cosines_rare(first_row, q_indptr, q_indices, q_data, r_indptr, r_indic
         n_touched = 0
         for s in range(n_seen):
             word = seen[s]
-            if hits[word] >= min(min_hits, rare_len[word]):
-                cosine = numpy.float32(0)
-                for w in range(w_indptr[word], w_indptr[word + 1]):
-                    cosine += weights[w_indices[w]] * w_data[w]
-                # A word posted under a query n-gram shares it: its cosine is positive
-                # (weights and rows are non-negative), so acc marks it as scored.
-                acc[word] = max(cosine, numpy.float32(1e-30))
+            if hits[word] >= min_hits or hits[word] >= rare_len[word]:
                 touched[n_touched] = word
                 n_touched += 1
             hits[word] = 0
+        # The rows are scored in three passes over the words, each of independent reads
+        # (the rows' offsets, their first entries, the rest), so that the cache misses of
+        # many words overlap instead of one word's waiting on the last's. A row holds at
+        # least the n-gram the word was posted under; 0 + its first product is that
+        # product, so each sum is the one-pass sum bit for bit.
+        for t in range(n_touched):
+            starts[t] = w_indptr[touched[t]]
+        for t in range(n_touched):
+            partial[t] = weights[w_indices[starts[t]]] * w_data[starts[t]]
+        for t in range(n_touched):
+            word = touched[t]
+            cosine = partial[t]
+            for w in range(starts[t] + 1, w_indptr[word + 1]):
+                cosine += weights[w_indices[w]] * w_data[w]
+            # A word posted under a query n-gram shares it: its cosine is positive
+            # (weights and rows are non-negative), so acc marks it as scored.
+            acc[word] = max(cosine, numpy.float32(1e-30))
         for p in range(start, stop):
             weights[q_indices[p]] = 0
         size = _emit_row(acc, touched, n_touched, threshold, out_indices, out_data, size)
@@ -340,6 +354,8 @@ def word_cosines_rare(q_indptr, q_indices, q_data, rare, n_features, n_words, th
         acc = numpy.zeros(n_words, dtype=numpy.float32)
         seen = numpy.empty(n_words, dtype=numpy.int32)
         touched = numpy.empty(n_words, dtype=numpy.int32)
+        starts = numpy.empty(n_words, dtype=numpy.int64)
+        partial = numpy.empty(n_words, dtype=numpy.float32)
         indptr = numpy.ascontiguousarray(q_indptr[lo:hi + 1] - q_indptr[lo], dtype=numpy.int64)
         first, last = int(q_indptr[lo]), int(q_indptr[hi])
         indices = numpy.ascontiguousarray(q_indices[first:last], dtype=numpy.int32)
@@ -349,6 +365,7 @@ def word_cosines_rare(q_indptr, q_indices, q_data, rare, n_features, n_words, th
                                                 r_indices, w_indptr, w_indices, w_data, rare_len,
                                                 int(min_hits), numpy.float32(threshold),
                                                 weights, hits, acc, seen, touched,
-                                                out_indptr, out_indices, out_data))
+                                                starts, partial, out_indptr, out_indices,
+                                                out_data))
 
     return _join_rows(map_row_ranges(run, n_rows, n_threads))
