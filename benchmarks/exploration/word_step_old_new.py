@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """The query path's kernels at an older commit beside the current ones, in one process
-(issue 35, session 19): the word kernels (word_kernels.py) and the exact rescoring
-(kernels.rescore_rows) of --old-rev are loaded from git and swapped in for the "old"
-passes, on the same loaded pipelines. First checks that old and new give the same search
-results (scores and name ids, one and two threads) and the same linked kb ids on each
---check corpus; then mentions/s of whole linker passes (as link_speed_side_by_side.py:
+(issue 35, session 19): the word kernels (word_kernels.py), the exact rescoring
+(kernels.rescore_rows) and the name candidates (block_kernels.blocked_candidates) of
+--old-rev are loaded from git and swapped in for the "old" passes, on the same loaded
+pipelines. First checks that old and new give the same search results (scores and name
+ids, one and two threads) and the same linked kb ids on each --check corpus; then mentions/s of whole linker passes (as link_speed_side_by_side.py:
 `nlp.pipe` over the corpus's gold mentions, the linker's cache cleared), old and new
 taking turns in each round, on one thread and on the index's default threads.
 
@@ -52,23 +52,29 @@ def old_module(rev: str, path: str, name: str):
 
 
 @contextmanager
-def old_kernels(old_words, old_kernels_module):
-    """The word kernels and rescore_rows of the old revision in place of the current."""
-    from spacy_biolink.index import kernels, word_kernels
+def old_kernels(old_words, old_kernels_module, old_blocks):
+    """The word kernels, rescore_rows and blocked_candidates of the old revision in place
+    of the current."""
+    from spacy_biolink.index import block_kernels, kernels, word_kernels
 
     names = ("word_cosines", "word_cosines_pruned", "word_cosines_rare")
     saved = {name: getattr(word_kernels, name) for name in names}
     saved_rescore = kernels.rescore_rows
     old_rescore = old_kernels_module.rescore_rows
+    saved_blocks = block_kernels.blocked_candidates
+    old_blocked = old_blocks.blocked_candidates
     try:
         for name in names:
             setattr(word_kernels, name, getattr(old_words, name))
         kernels.rescore_rows = lambda *args, n_threads=1: old_rescore(*args)
+        block_kernels.blocked_candidates = \
+            lambda *args, bucketed=False, **options: old_blocked(*args, **options)
         yield
     finally:
         for name, function in saved.items():
             setattr(word_kernels, name, function)
         kernels.rescore_rows = saved_rescore
+        block_kernels.blocked_candidates = saved_blocks
 
 
 def linked_ids(nlp, texts, per_doc, batch_size):
@@ -124,6 +130,9 @@ def main(argv=None) -> int:
                            "word_kernels_old")
     old_kernels_module = old_module(args.old_rev, "spacy_biolink/index/kernels.py",
                                     "kernels_old")
+    old_blocks = old_module(args.old_rev, "spacy_biolink/index/block_kernels.py",
+                            "block_kernels_old")
+    kernel_modules = (old_words, old_kernels_module, old_blocks)
     pipelines = {}
     for spec in args.pipeline:
         label, path, *settings = spec.split("=", 2)
@@ -132,7 +141,7 @@ def main(argv=None) -> int:
         pipelines[label] = spacy.load(path, config=config)
     for label, nlp in pipelines.items():
         for corpus in args.check:
-            check_same(label, nlp, corpus, lambda: old_kernels(old_words, old_kernels_module),
+            check_same(label, nlp, corpus, lambda: old_kernels(*kernel_modules),
                        args.batch_size)
     first = next(iter(pipelines.values()))
     texts, per_doc, stats = prepare_mentions(args.corpus, first.make_doc)
@@ -153,14 +162,14 @@ def main(argv=None) -> int:
             for threads in (1, index.n_threads):
                 settings.append((label, which, threads, index))
         one_pass(nlp)
-        with old_kernels(old_words, old_kernels_module):
+        with old_kernels(*kernel_modules):
             one_pass(nlp)
     best = {}
     for round_ in range(args.repeats):
         for label, which, threads, index in (settings if round_ % 2 == 0 else settings[::-1]):
             index.n_threads = threads
             if which == "old":
-                with old_kernels(old_words, old_kernels_module):
+                with old_kernels(*kernel_modules):
                     dt = one_pass(pipelines[label])
             else:
                 dt = one_pass(pipelines[label])
