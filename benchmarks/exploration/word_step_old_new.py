@@ -4,9 +4,10 @@
 (kernels.rescore_rows) and the name candidates (block_kernels.blocked_candidates) of
 --old-rev are loaded from git and swapped in for the "old" passes, on the same loaded
 pipelines. First checks that old and new give the same search results (scores and name
-ids, one and two threads) and the same linked kb ids on each --check corpus; then mentions/s of whole linker passes (as link_speed_side_by_side.py:
-`nlp.pipe` over the corpus's gold mentions, the linker's cache cleared), old and new
-taking turns in each round, on one thread and on the index's default threads.
+ids, one and two threads) and the same linked kb ids on each --check corpus; then
+mentions/s of whole linker passes (as link_speed_side_by_side.py: `nlp.pipe` over the
+corpus's gold mentions, the linker's cache cleared), old and new taking turns in each
+round, on one thread and on the index's default threads.
 
     python benchmarks/exploration/word_step_old_new.py --old-rev 8466cb4 \
         --corpus ../shared/data/ncbi_disease/NCBItestset_corpus.txt \
