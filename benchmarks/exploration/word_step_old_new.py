@@ -1,9 +1,9 @@
 #!/usr/bin/env python
 """The query path's kernels at an older commit beside the current ones, in one process
 (issue 35, session 19): the word kernels (word_kernels.py), the exact rescoring
-(kernels.rescore_rows) and the name candidates (block_kernels.blocked_candidates) of
---old-rev are loaded from git and swapped in for the "old" passes, on the same loaded
-pipelines. First checks that old and new give the same search results (scores and name
+(kernels.rescore_rows), the name candidates (block_kernels.blocked_candidates) and the
+concept search (concepts.search_concepts) of --old-rev are loaded from git and swapped
+in for the "old" passes, on the same loaded pipelines. First checks that old and new give the same search results (scores and name
 ids, one and two threads) and the same linked kb ids on each --check corpus; then
 mentions/s of whole linker passes (as link_speed_side_by_side.py: `nlp.pipe` over the
 corpus's gold mentions, the linker's cache cleared), old and new taking turns in each
@@ -42,7 +42,8 @@ def old_module(rev: str, path: str, name: str):
     relative imports resolved against the current package)."""
     source = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"], check=True,
                             capture_output=True, text=True).stdout
-    source = source.replace("from .", "from spacy_biolink.index.")
+    source = source.replace("from ..", "from spacy_biolink.").replace(
+        "from .", "from spacy_biolink.index.")
     folder = Path(tempfile.mkdtemp(prefix="old_kernels_"))
     file = folder / f"{name}.py"
     file.write_text(source)
@@ -53,16 +54,18 @@ def old_module(rev: str, path: str, name: str):
 
 
 @contextmanager
-def old_kernels(old_words, old_kernels_module, old_blocks):
-    """The word kernels, rescore_rows and blocked_candidates of the old revision in place
-    of the current."""
+def old_kernels(old_words, old_kernels_module, old_blocks, old_concepts):
+    """The word kernels, rescore_rows, blocked_candidates and the retriever's
+    search_concepts of the old revision in place of the current."""
     from spacy_biolink.index import block_kernels, kernels, word_kernels
+    from spacy_biolink.linker import retriever
 
     names = ("word_cosines", "word_cosines_pruned", "word_cosines_rare")
     saved = {name: getattr(word_kernels, name) for name in names}
     saved_rescore = kernels.rescore_rows
     old_rescore = old_kernels_module.rescore_rows
     saved_blocks = block_kernels.blocked_candidates
+    saved_concepts = retriever.search_concepts
     old_blocked = old_blocks.blocked_candidates
     try:
         for name in names:
@@ -70,12 +73,14 @@ def old_kernels(old_words, old_kernels_module, old_blocks):
         kernels.rescore_rows = lambda *args, n_threads=1: old_rescore(*args)
         block_kernels.blocked_candidates = \
             lambda *args, bucketed=False, **options: old_blocked(*args, **options)
+        retriever.search_concepts = old_concepts.search_concepts
         yield
     finally:
         for name, function in saved.items():
             setattr(word_kernels, name, function)
         kernels.rescore_rows = saved_rescore
         block_kernels.blocked_candidates = saved_blocks
+        retriever.search_concepts = saved_concepts
 
 
 def linked_ids(nlp, texts, per_doc, batch_size):
@@ -133,7 +138,8 @@ def main(argv=None) -> int:
                                     "kernels_old")
     old_blocks = old_module(args.old_rev, "spacy_biolink/index/block_kernels.py",
                             "block_kernels_old")
-    kernel_modules = (old_words, old_kernels_module, old_blocks)
+    old_concepts = old_module(args.old_rev, "spacy_biolink/index/concepts.py", "concepts_old")
+    kernel_modules = (old_words, old_kernels_module, old_blocks, old_concepts)
     pipelines = {}
     for spec in args.pipeline:
         label, path, *settings = spec.split("=", 2)
