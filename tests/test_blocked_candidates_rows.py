@@ -2,7 +2,9 @@
 the row's entries whose postings are not used up. It must return the arrays of the earlier
 block-by-block walk (every row of a chunk in each block, every entry visited), kept here as
 the reference, bit for bit: the same candidates in the same order, on word postings as the
-word search reads them, on n-gram postings, and on generated inputs (hypothesis)."""
+word search reads them, on n-gram postings, and on generated inputs (hypothesis). So must
+_bucketed_candidates (blocked_candidates(bucketed=True)), which visits in each block only
+the entries with postings there."""
 import numba
 import numpy
 import pytest
@@ -128,9 +130,11 @@ def by_block(q_indptr, q_indices, q_data, postings, n_names, c, *, chunk_size=25
 def _same(queries, postings, n_names, c, **options):
     want = by_block(queries.indptr, queries.indices, queries.data, postings, n_names, c,
                     **options)
-    got = block_kernels.blocked_candidates(queries.indptr, queries.indices, queries.data,
-                                           postings, n_names, c, **options)
-    numpy.testing.assert_array_equal(got, want)
+    for bucketed in (False, True):
+        got = block_kernels.blocked_candidates(queries.indptr, queries.indices, queries.data,
+                                               postings, n_names, c, bucketed=bucketed,
+                                               **options)
+        numpy.testing.assert_array_equal(got, want, err_msg=f"bucketed={bucketed}")
     return got
 
 

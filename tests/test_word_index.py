@@ -168,7 +168,7 @@ def test_threads_give_the_same_results_and_bad_counts_are_refused(data, monkeypa
     two = word_index(data, candidates=100, n_threads=2)
     many = sparse.vstack([queries] * 2, format="csr")  # enough rows for two threads
     want = one.search(many, 10)
-    threads = record_kernel_threads(monkeypatch, block_kernels, "_blocked_candidates", 2)
+    threads = record_kernel_threads(monkeypatch, block_kernels, "_bucketed_candidates", 2)
     got = two.search(many, 10)
     monkeypatch.undo()
     assert len(threads) == 2

@@ -132,6 +132,11 @@ class AutoSparseIndex(NameIndex):
         """The search in use's top-k (scores, name ids); see SparseIndex.search."""
         return self.active.search(queries, k)
 
+    def free_depth(self) -> int:
+        """The search in use's free_depth (PrunedSparseIndex.free_depth; 0 if exact)."""
+        free = getattr(self.active, "free_depth", None)
+        return free() if free is not None else 0
+
     def to_state(self) -> Tuple[dict, dict]:
         """The state of the search in use, with both searches' settings, min_names and the
         exact/approximate choice, so that a loaded pipeline searches the way it did when

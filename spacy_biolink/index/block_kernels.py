@@ -174,14 +174,139 @@ def _blocked_candidates(q_indptr, q_indices, q_data, t_indptr, t_indices, t_data
             out_ids[row, t] = buf_i[t]
 
 
+@_jit(types.void(_RO_U64, _RO_U32, _RO_F32, _RO_U64, _RO_U32, _RO_F32, types.int64,
+                 types.int64, types.int64[:, ::1], types.float32[::1], types.uint32[::1],
+                 types.int64[::1], types.int64[::1], types.int64[::1], types.uint32[::1],
+                 types.int64[::1], types.int64[::1], types.int64[::1], types.int64[::1],
+                 types.float32[::1], types.int64[::1], types.float32[::1]))
+def _bucketed_candidates(q_indptr, q_indices, q_data, t_indptr, t_indices, t_data, n_names,
+                         shift, out_ids, acc, marks, cursor, seg_start, ends, next_name,
+                         link, head, tail, current, buf_s, buf_i, scratch):
+    """_blocked_candidates' result, bit for bit, for queries of many entries with few
+    postings each (the word step's words): there a block holds postings of a small share
+    of a row's entries, and visiting every entry not used up at every block (three loops
+    over them per block) cost several times the postings. Here each entry waits in the
+    bucket of the block of its next name (head, tail: one per block; link: one per
+    entry), and a block visits only its bucket's entries, in entry order as there (so a
+    name's partial score is summed in the same order). current is one per entry."""
+    n_rows = q_indptr.shape[0] - 1
+    c = out_ids.shape[1]
+    width = numpy.int64(1) << shift
+    cap = buf_s.shape[0]
+    n_blocks = head.shape[0]
+    for row in range(n_rows):
+        lo = q_indptr[row]
+        hi = q_indptr[row + 1]
+        first_block = n_blocks
+        for qj in range(lo, hi):
+            f = q_indices[qj]
+            p = numpy.int64(t_indptr[f])
+            end = numpy.int64(t_indptr[f + 1])
+            if p < end:
+                cursor[qj] = p
+                ends[qj] = end
+                name = t_indices[p]
+                next_name[qj] = name
+                b = numpy.int64(name) >> shift
+                first_block = min(first_block, b)
+                # Entries come in entry order, so each bucket starts sorted.
+                link[qj] = -1
+                if head[b] < 0:
+                    head[b] = qj
+                else:
+                    link[tail[b]] = qj
+                tail[b] = qj
+        size = 0
+        thr = _MIN_NORMAL
+        for b in range(first_block, n_blocks):
+            if head[b] < 0:
+                continue
+            # The bucket's entries, in entry order (entries moved here from different
+            # blocks interleave: an insertion sort of a nearly sorted list).
+            n_current = 0
+            qj = head[b]
+            while qj >= 0:
+                t = n_current
+                while t > 0 and current[t - 1] > qj:
+                    current[t] = current[t - 1]
+                    t -= 1
+                current[t] = qj
+                n_current += 1
+                qj = link[qj]
+            head[b] = -1
+            base = numpy.uint32(b << shift)
+            limit = numpy.uint32(min((b + 1) << shift, n_names))
+            n_marked = 0
+            n_postings = 0
+            for a in range(n_current):
+                qj = current[a]
+                p = cursor[qj]
+                seg_start[qj] = p
+                w = q_data[qj]
+                end = ends[qj]
+                while p < end:
+                    name = t_indices[p]
+                    if name >= limit:
+                        next_name[qj] = name
+                        break
+                    j = name - base
+                    old = acc[j]
+                    v = old + w * t_data[p]
+                    acc[j] = v
+                    if v >= thr and old < thr:
+                        marks[n_marked] = j
+                        n_marked += 1
+                    p += 1
+                n_postings += p - seg_start[qj]
+                cursor[qj] = p
+            for m in range(n_marked):
+                j = marks[m]
+                sc = acc[j]
+                if sc < thr:
+                    continue
+                if size == cap:
+                    size = _keep_best(buf_s, buf_i, size, c, scratch)
+                    thr = buf_s[0]
+                    for t in range(1, size):
+                        thr = min(thr, buf_s[t])
+                    if sc < thr:
+                        continue
+                buf_s[size] = sc
+                buf_i[size] = numpy.int64(base) + numpy.int64(j)
+                size += 1
+            if n_postings * 8 < width:
+                for a in range(n_current):
+                    qj = current[a]
+                    for p in range(seg_start[qj], cursor[qj]):
+                        acc[t_indices[p] - base] = 0
+            else:
+                acc[:] = 0
+            # The entries not used up wait in the bucket of their next name's block.
+            for a in range(n_current):
+                qj = current[a]
+                if cursor[qj] < ends[qj]:
+                    nb = numpy.int64(next_name[qj]) >> shift
+                    link[qj] = -1
+                    if head[nb] < 0:
+                        head[nb] = qj
+                    else:
+                        link[tail[nb]] = qj
+                    tail[nb] = qj
+        size = _keep_best(buf_s, buf_i, size, c, scratch)
+        for t in range(size):
+            out_ids[row, t] = buf_i[t]
+
+
 def blocked_candidates(q_indptr, q_indices, q_data, postings, n_names, c, *, n_threads=1,
-                       chunk_size=256, shift=BLOCK_SHIFT):
+                       chunk_size=256, shift=BLOCK_SHIFT, bucketed=False):
     """Candidate name ids (n_rows x c, int64, -1 padded, unordered) of each query row: its
     best c names by the inner product with the row, as the module docstring says. The
     queries are CSR arrays with non-negative values, `postings` from
     `kernels.prepare_postings` over non-negative values with each feature's names sorted
     (`postings_sorted`). Rows go `chunk_size` at a time (the cursors grow with the rows)
-    and are split over `n_threads` threads (the kernel releases the GIL)."""
+    and are split over `n_threads` threads (the kernel releases the GIL). `bucketed`: the
+    same result by _bucketed_candidates, for rows of many entries with few postings each
+    (the word step's words)."""
     from .kernels import prepare_postings
 
     t_indptr, t_indices, t_data = postings
@@ -201,11 +326,27 @@ def blocked_candidates(q_indptr, q_indices, q_data, postings, n_names, c, *, n_t
         scratch = numpy.empty(cap, dtype=numpy.float32)
         buf_s = numpy.empty(cap, dtype=numpy.float32)
         buf_i = numpy.empty(cap, dtype=numpy.int64)
+        # Empty buckets, one per block; left empty by each row.
+        head = numpy.full(-(-n_names // width), -1, dtype=numpy.int64)
         for lo in range(start, stop, chunk_size):
             hi = min(lo + chunk_size, stop)
             indptr = numpy.ascontiguousarray(q_indptr[lo:hi + 1])
             n_entries = int(indptr[-1] - indptr[0])
             first = int(indptr[0])
+            if bucketed:
+                _bucketed_candidates(_readonly(indptr - indptr[0], numpy.uint64),
+                                     q_indices[first:first + n_entries],
+                                     q_data[first:first + n_entries], t_indptr, t_indices,
+                                     t_data, n_names, shift, ids[lo:hi], acc, marks,
+                                     numpy.empty(n_entries, dtype=numpy.int64),
+                                     numpy.empty(n_entries, dtype=numpy.int64),
+                                     numpy.empty(n_entries, dtype=numpy.int64),
+                                     numpy.empty(n_entries, dtype=numpy.uint32),
+                                     numpy.empty(n_entries, dtype=numpy.int64), head,
+                                     numpy.empty(len(head), dtype=numpy.int64),
+                                     numpy.empty(n_entries, dtype=numpy.int64),
+                                     buf_s, buf_i, scratch)
+                continue
             _blocked_candidates(_readonly(indptr - indptr[0], numpy.uint64),
                                 q_indices[first:first + n_entries],
                                 q_data[first:first + n_entries], t_indptr, t_indices, t_data,

@@ -102,8 +102,23 @@ def search_concepts(dictionary: ConceptDictionary, index: NameIndex, queries, k:
     results: List[Candidates] = [[] for _ in range(n_queries)]
     pending = numpy.arange(n_queries)
     depth = min(max(k * names_per_concept, k), n_names)
+    # An index that rescores a fixed number of candidates per query (PrunedSparseIndex)
+    # searches as deep as that at the cost of any shallower search, and a shallower
+    # result is the head of the deeper one: searched that deep once, the deeper rounds
+    # below it are slices instead of the whole search again.
+    free = getattr(index, "free_depth", None)
+    free = free() if free is not None else 0
+    searched = None  # (rows, scores, name ids) of the last search, deeper than asked
     while len(pending) and depth > 0:
-        scores, name_ids = index.search(queries[pending], depth)
+        if searched is not None and depth <= searched[1].shape[1]:
+            rows = numpy.searchsorted(searched[0], pending)
+            scores = searched[1][rows, :depth]
+            name_ids = searched[2][rows, :depth]
+        else:
+            scores, name_ids = index.search(queries[pending], max(depth, free))
+            if free > depth:
+                searched = (pending, scores, name_ids)
+                scores, name_ids = scores[:, :depth], name_ids[:, :depth]
         unfinished = []
         per_row, counts = names_to_concepts_rows(dictionary, scores, name_ids, limit=k,
                                                  allowed=allowed, corpus_margin=corpus_margin)

@@ -335,15 +335,27 @@ def _rescore_rows(q_indptr, q_indices, q_data, f_indptr, f_indices, f_data, cand
             qbuf[q_indices[qj]] = 0
 
 
-def rescore_rows(q_indptr, q_indices, q_data, rows, n_features, candidates):
+def rescore_rows(q_indptr, q_indices, q_data, rows, n_features, candidates, *,
+                 n_threads=1):
     """Float32 scores (n_queries x n_candidates) of each query row (CSR arrays over
     n_features) against its candidate names (int64, -1: none, scored 0); `rows` is the
-    names x features matrix as `prepare_postings` gives it."""
+    names x features matrix as `prepare_postings` gives it. The query rows are split over
+    `n_threads` threads (each row's scores are its own: the same whatever the split)."""
+    from .threads import map_row_ranges
+
     f_indptr, f_indices, f_data = rows
     q_indptr, q_indices, q_data = prepare_postings(q_indptr, q_indices, q_data, n_features)
     candidates = numpy.ascontiguousarray(candidates, dtype=numpy.int64)
     scores = numpy.zeros(candidates.shape, dtype=numpy.float32)
-    if candidates.size:
-        _rescore_rows(q_indptr, q_indices, q_data, f_indptr, f_indices, f_data, candidates,
-                      scores, numpy.zeros(n_features, dtype=numpy.float32))
+    if not candidates.size:
+        return scores
+
+    def run(lo, hi):
+        # A row range's CSR arrays keep the batch's offsets: indptr[lo:hi + 1] points
+        # into the whole indices and data.
+        _rescore_rows(_readonly(q_indptr[lo:hi + 1], numpy.uint64), q_indices, q_data,
+                      f_indptr, f_indices, f_data, candidates[lo:hi], scores[lo:hi],
+                      numpy.zeros(n_features, dtype=numpy.float32))
+
+    map_row_ranges(run, candidates.shape[0], n_threads)
     return scores

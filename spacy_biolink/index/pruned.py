@@ -174,6 +174,15 @@ class PrunedSparseIndex(SparseIndex):
         """The source's word_threshold (AttributeError for a source that reads no words)."""
         return self.source.word_threshold
 
+    def free_depth(self) -> int:
+        """How deep a search costs no more than a shallower one, 0 if none: the names
+        rescored per query, while pruning. Up to it every search finds the same candidates
+        and ranks them the same way (score, then lower id), so a shallower search's result
+        is the head of a deeper one's, bit for bit (search_concepts reuses it)."""
+        if not self.prunes or self.rows is None:
+            return 0
+        return min(self.candidates_for(self.n_vectors), self.n_vectors)
+
     @property
     def prunes(self) -> bool:
         """Whether search prunes (coverage < 1); otherwise it is SparseIndex's search and
@@ -266,7 +275,7 @@ class PrunedSparseIndex(SparseIndex):
         depth = min(max(k, self.candidates_for(self.n_vectors)), self.n_vectors)
         found = self.source.find(self, queries, depth)
         scores = kernel.rescore_rows(queries.indptr, queries.indices, queries.data, rows,
-                                     queries.shape[1], found)
+                                     queries.shape[1], found, n_threads=self.n_threads)
         # Best first, ties to the lower id; names scoring 0 (or none) are no candidates.
         missing = (found < 0) | (scores == 0)
         order = numpy.lexsort((numpy.where(missing, numpy.iinfo(numpy.int64).max, found),

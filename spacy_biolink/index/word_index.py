@@ -149,7 +149,8 @@ class WordCandidates:
         return block_kernels.blocked_candidates(
             word_queries.indptr, word_queries.indices, word_queries.data,
             self._prepared(index.words.postings), index.n_vectors, depth,
-            n_threads=index.n_threads, chunk_size=max(1, int(index.chunk_size)))
+            n_threads=index.n_threads, chunk_size=max(1, int(index.chunk_size)),
+            bucketed=True)
 
     def rare_grams_for(self, words) -> Optional[int]:
         """rare_grams where the word postings hold at least rare_from words, else None

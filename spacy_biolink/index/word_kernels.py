@@ -11,18 +11,29 @@ from .threads import map_row_ranges
 
 
 def _fill_growing(n_rows, fill):
-    """(indptr, indices, data) of `fill(out_indptr, out_indices, out_data)`, a kernel that
-    returns the entries written or -1 when out_indices is too small: retried with four
-    times the room until it fits."""
+    """(indptr, indices, data) of `fill(first_row, out_indptr, out_indices, out_data)`, a
+    kernel that writes rows first_row.. after the out_indptr[first_row] entries already
+    written and returns the entries written, or -(row + 1) when out_indices is too small
+    for `row`: then the room grows fourfold and the kernel resumes at that row. A batch's
+    words kept per query are many times the first guess at 10M words, and starting over
+    at each growth did the first rows' work up to three times."""
     out_indptr = numpy.zeros(n_rows + 1, dtype=numpy.int64)
     cap = max(1024, 64 * n_rows)
+    out_indices = numpy.empty(cap, dtype=numpy.int32)
+    out_data = numpy.empty(cap, dtype=numpy.float32)
+    row = 0
     while True:
-        out_indices = numpy.empty(cap, dtype=numpy.int32)
-        out_data = numpy.empty(cap, dtype=numpy.float32)
-        size = fill(out_indptr, out_indices, out_data)
+        size = fill(row, out_indptr, out_indices, out_data)
         if size >= 0:
             return out_indptr, out_indices[:size], out_data[:size]
+        row = -size - 1
+        done = int(out_indptr[row])
         cap *= 4
+        grown_indices = numpy.empty(cap, dtype=numpy.int32)
+        grown_data = numpy.empty(cap, dtype=numpy.float32)
+        grown_indices[:done] = out_indices[:done]
+        grown_data[:done] = out_data[:done]
+        out_indices, out_data = grown_indices, grown_data
 
 
 def _join_rows(parts):
@@ -68,16 +79,16 @@ def _emit_row(acc, touched, n_touched, threshold, out_indices, out_data, size):
     return size
 
 
-@_jit("int64(int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], float32[::1], "
+@_jit("int64(int64, int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], float32[::1], "
       "float32, float32[::1], int32[::1], int64[::1], int32[::1], float32[::1])")
-def _word_cosines(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, threshold, acc,
-                  touched, out_indptr, out_indices, out_data):
+def _word_cosines(first_row, q_indptr, q_indices, q_data, g_indptr, g_indices, g_data,
+                  threshold, acc, touched, out_indptr, out_indices, out_data):
     """Fill out_* with each query's words (ascending) of cosine >= threshold; returns the
-    number written, or -1 when out_indices is too small (acc must be all zero on entry
-    and is left so)."""
-    size = 0
-    out_indptr[0] = 0
-    for row in range(q_indptr.shape[0] - 1):
+    number written, or -(row + 1) when out_indices is too small for `row` (_fill_growing
+    resumes there; acc must be all zero
+    on entry and is left so)."""
+    size = out_indptr[first_row]
+    for row in range(first_row, q_indptr.shape[0] - 1):
         n_touched = 0
         for p in range(q_indptr[row], q_indptr[row + 1]):
             feature = q_indices[p]
@@ -90,7 +101,7 @@ def _word_cosines(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, thre
                 acc[word] += weight * g_data[w]
         size = _emit_row(acc, touched, n_touched, threshold, out_indices, out_data, size)
         if size < 0:
-            return -1
+            return -(row + 1)
         out_indptr[row + 1] = size
     return size
 
@@ -102,27 +113,26 @@ def word_cosines(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, n_wor
     touched = numpy.empty(n_words, dtype=numpy.int32)
     g_indices = numpy.ascontiguousarray(g_indices, dtype=numpy.int32)
     g_data = numpy.ascontiguousarray(g_data, dtype=numpy.float32)
-    return _fill_growing(len(q_indptr) - 1, lambda out_indptr, out_indices, out_data:
-                         _word_cosines(q_indptr, q_indices, q_data, g_indptr, g_indices,
-                                       g_data, numpy.float32(threshold), acc, touched,
-                                       out_indptr, out_indices, out_data))
+    return _fill_growing(len(q_indptr) - 1, lambda first_row, out_indptr, out_indices, out_data:
+                         _word_cosines(first_row, q_indptr, q_indices, q_data, g_indptr,
+                                       g_indices, g_data, numpy.float32(threshold), acc,
+                                       touched, out_indptr, out_indices, out_data))
 
 
-@_jit("int64(int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], float32[::1], "
+@_jit("int64(int64, int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], float32[::1], "
       "float32, float32, float32[::1], int32[::1], int64[::1], int32[::1], float32[::1], "
       "int64[::1], uint8[::1])")
-def _word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data, coverage,
-                         threshold, acc, touched, out_indptr, out_indices, out_data, order,
-                         chosen):
+def _word_cosines_pruned(first_row, q_indptr, q_indices, q_data, g_indptr, g_indices,
+                         g_data, coverage, threshold, acc, touched, out_indptr, out_indices,
+                         out_data, order, chosen):
     """_word_cosines over each query's rarest n-grams only: those (fewest words first)
     that first reach `coverage` of its squared weight, at least one. The common n-grams
     hold most postings and little of a query's weight, so the partial cosines find the
     close words from a fraction of the postings; the values are lower bounds of the
     cosines, and the names they lead to are rescored exactly. Returns the number
-    written, or -1 when out_indices is too small."""
-    size = 0
-    out_indptr[0] = 0
-    for row in range(q_indptr.shape[0] - 1):
+    written, or -(row + 1) when out_indices is too small for `row`."""
+    size = out_indptr[first_row]
+    for row in range(first_row, q_indptr.shape[0] - 1):
         start = q_indptr[row]
         stop = q_indptr[row + 1]
         n_q = stop - start
@@ -162,7 +172,7 @@ def _word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_dat
                 acc[word] += weight * g_data[w]
         size = _emit_row(acc, touched, n_touched, threshold, out_indices, out_data, size)
         if size < 0:
-            return -1
+            return -(row + 1)
         out_indptr[row + 1] = size
     return size
 
@@ -186,9 +196,9 @@ def word_cosines_pruned(q_indptr, q_indices, q_data, g_indptr, g_indices, g_data
         indices = numpy.ascontiguousarray(q_indices[first:last], dtype=numpy.int32)
         data = numpy.ascontiguousarray(q_data[first:last], dtype=numpy.float32)
         order = numpy.empty(max(1, int(numpy.diff(indptr).max(initial=0))), dtype=numpy.int64)
-        return _fill_growing(hi - lo, lambda out_indptr, out_indices, out_data:
-                             _word_cosines_pruned(indptr, indices, data, g_indptr, g_indices,
-                                                  g_data, numpy.float32(coverage),
+        return _fill_growing(hi - lo, lambda first_row, out_indptr, out_indices, out_data:
+                             _word_cosines_pruned(first_row, indptr, indices, data, g_indptr,
+                                                  g_indices, g_data, numpy.float32(coverage),
                                                   numpy.float32(threshold), acc, touched,
                                                   out_indptr, out_indices, out_data, order,
                                                   numpy.zeros(len(order), dtype=numpy.uint8)))
@@ -262,20 +272,23 @@ def rare_gram_index(g_indptr, g_indices, g_data, n_features, n_words, k):
             numpy.ascontiguousarray(rows.data, dtype=numpy.float32), rare_len)
 
 
-@_jit("int64(int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], int64[::1], "
+@_jit("int64(int64, int64[::1], int32[::1], float32[::1], int64[::1], int32[::1], int64[::1], "
       "int32[::1], float32[::1], uint8[::1], int64, float32, float32[::1], uint8[::1], "
-      "float32[::1], int32[::1], int32[::1], int64[::1], int32[::1], float32[::1])")
-def _word_cosines_rare(q_indptr, q_indices, q_data, r_indptr, r_indices, w_indptr, w_indices,
-                       w_data, rare_len, min_hits, threshold, weights, hits, acc, seen,
-                       touched, out_indptr, out_indices, out_data):
+      "float32[::1], int32[::1], int32[::1], int64[::1], float32[::1], int64[::1], "
+      "int32[::1], float32[::1])")
+def _word_cosines_rare(first_row, q_indptr, q_indices, q_data, r_indptr, r_indices,
+                       w_indptr, w_indices, w_data, rare_len, min_hits, threshold, weights,
+                       hits, acc, seen, touched, starts, partial, out_indptr, out_indices,
+                       out_data):
     """Each query's words of cosine >= threshold (where none reaches it, its closest)
     among those posted under at least min(min_hits, its rare n-grams) of the query's
     n-grams in the rare-gram postings (r), with their exact cosines read from their rows
     (w). `weights` (one per n-gram), `hits` and `acc` must be all zero on entry and are
-    left so. Returns the number written, or -1 when out_indices is too small."""
-    size = 0
-    out_indptr[0] = 0
-    for row in range(q_indptr.shape[0] - 1):
+    left so; `starts` and `partial` are scratch, one per word. Returns the number
+    written, or -(row + 1) when out_indices is too small for `row`. Rows go from first_row
+    on, after the out_indptr[first_row] entries written."""
+    size = out_indptr[first_row]
+    for row in range(first_row, q_indptr.shape[0] - 1):
         start = q_indptr[row]
         stop = q_indptr[row + 1]
         for p in range(start, stop):
@@ -294,21 +307,32 @@ def _word_cosines_rare(q_indptr, q_indices, q_data, r_indptr, r_indices, w_indpt
         n_touched = 0
         for s in range(n_seen):
             word = seen[s]
-            if hits[word] >= min(min_hits, rare_len[word]):
-                cosine = numpy.float32(0)
-                for w in range(w_indptr[word], w_indptr[word + 1]):
-                    cosine += weights[w_indices[w]] * w_data[w]
-                # A word posted under a query n-gram shares it: its cosine is positive
-                # (weights and rows are non-negative), so acc marks it as scored.
-                acc[word] = max(cosine, numpy.float32(1e-30))
+            if hits[word] >= min_hits or hits[word] >= rare_len[word]:
                 touched[n_touched] = word
                 n_touched += 1
             hits[word] = 0
+        # The rows are scored in three passes over the words, each of independent reads
+        # (the rows' offsets, their first entries, the rest), so that the cache misses of
+        # many words overlap instead of one word's waiting on the last's. A row holds at
+        # least the n-gram the word was posted under; 0 + its first product is that
+        # product, so each sum is the one-pass sum bit for bit.
+        for t in range(n_touched):
+            starts[t] = w_indptr[touched[t]]
+        for t in range(n_touched):
+            partial[t] = weights[w_indices[starts[t]]] * w_data[starts[t]]
+        for t in range(n_touched):
+            word = touched[t]
+            cosine = partial[t]
+            for w in range(starts[t] + 1, w_indptr[word + 1]):
+                cosine += weights[w_indices[w]] * w_data[w]
+            # A word posted under a query n-gram shares it: its cosine is positive
+            # (weights and rows are non-negative), so acc marks it as scored.
+            acc[word] = max(cosine, numpy.float32(1e-30))
         for p in range(start, stop):
             weights[q_indices[p]] = 0
         size = _emit_row(acc, touched, n_touched, threshold, out_indices, out_data, size)
         if size < 0:
-            return -1
+            return -(row + 1)
         out_indptr[row + 1] = size
     return size
 
@@ -330,15 +354,18 @@ def word_cosines_rare(q_indptr, q_indices, q_data, rare, n_features, n_words, th
         acc = numpy.zeros(n_words, dtype=numpy.float32)
         seen = numpy.empty(n_words, dtype=numpy.int32)
         touched = numpy.empty(n_words, dtype=numpy.int32)
+        starts = numpy.empty(n_words, dtype=numpy.int64)
+        partial = numpy.empty(n_words, dtype=numpy.float32)
         indptr = numpy.ascontiguousarray(q_indptr[lo:hi + 1] - q_indptr[lo], dtype=numpy.int64)
         first, last = int(q_indptr[lo]), int(q_indptr[hi])
         indices = numpy.ascontiguousarray(q_indices[first:last], dtype=numpy.int32)
         data = numpy.ascontiguousarray(q_data[first:last], dtype=numpy.float32)
-        return _fill_growing(hi - lo, lambda out_indptr, out_indices, out_data:
-                             _word_cosines_rare(indptr, indices, data, r_indptr, r_indices,
-                                                w_indptr, w_indices, w_data, rare_len,
+        return _fill_growing(hi - lo, lambda first_row, out_indptr, out_indices, out_data:
+                             _word_cosines_rare(first_row, indptr, indices, data, r_indptr,
+                                                r_indices, w_indptr, w_indices, w_data, rare_len,
                                                 int(min_hits), numpy.float32(threshold),
                                                 weights, hits, acc, seen, touched,
-                                                out_indptr, out_indices, out_data))
+                                                starts, partial, out_indptr, out_indices,
+                                                out_data))
 
     return _join_rows(map_row_ranges(run, n_rows, n_threads))
