@@ -89,6 +89,8 @@ def test_bad_terms_file_and_bad_type_are_errors(tmp_path):
         Gazetteer(nlp).add("Chemical|Disease", ["x"])
 
 
+# The test MeSH files hold a supplementary record mapped to a missing descriptor (W954)
+@pytest.mark.filterwarnings("ignore:.*W954")
 def test_terms_from_dictionaries(tmp_path):
     medic = tmp_path / "medic.tsv"
     medic.write_text("MESH:D007022||Hypotension|Low Blood Pressure\n", encoding="utf8")
@@ -100,6 +102,7 @@ def test_terms_from_dictionaries(tmp_path):
     assert "Diabetes Mellitus" not in terms["Chemical"]
 
 
+@pytest.mark.filterwarnings("ignore:.*W954")
 def test_the_gazetteer_config_builds_and_initializes_its_terms(tmp_path):
     config = load_config(ROOT / "configs" / "ner_bc5cdr_gazetteer.cfg")
     nlp = load_model_from_config(config, auto_fill=True, validate=True)
