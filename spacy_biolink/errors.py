@@ -521,6 +521,12 @@ class Errors(metaclass=ErrorsWithCodes):
     E764 = ("{path}:{line}: bad pattern: {reason}. Each line must be a span_ruler pattern "
             "such as {{\"label\": \"Chemical\", \"pattern\": \"naloxone\"}}, as "
             "`python -m spacy_biolink ner-patterns` writes.")
+    # The gazetteer feature (ner/gazetteer.py: bio_gazetteer)
+    E765 = ("bio_gazetteer: bad type {label!r} for dictionary names: give a non-empty type "
+            "(the span label, e.g. \"Chemical\") without a tab or {sep!r}.")
+    E766 = ("{path}:{line}: bad gazetteer term line {text!r}: each line must be a type, a "
+            "tab and the name's lowercased tokens, as bio_gazetteer's to_disk writes them. "
+            "Save the pipeline again rather than editing the file.")
     # The first hour of a new user (E900-E919)
     E900 = ("No dictionary to initialize bio_linker with: [paths] dictionary (the path of "
             "[initialize.components.bio_linker.dictionary]) is null. Pass one: "

@@ -944,3 +944,12 @@ def build_bio_tokenizer():
     (text/bio_tokenizer.py)."""
     from .text.bio_tokenizer import create_bio_tokenizer
     return create_bio_tokenizer()
+
+
+@registry.misc("spacy-biolink.gazetteer_terms.v1")
+def build_gazetteer_terms(sources: Dict[str, Dict]) -> Dict[str, List[str]]:
+    """Registered `spacy-biolink.gazetteer_terms.v1`: type -> names of the dictionaries in
+    `sources` (type -> load_dictionary's arguments: path, format, filters such as
+    mesh_branches), for [initialize.components.bio_gazetteer.terms] (ner/gazetteer.py)."""
+    from .ner.gazetteer import gazetteer_terms
+    return gazetteer_terms(sources)

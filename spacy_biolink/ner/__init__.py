@@ -1,7 +1,10 @@
 """The dictionary as evidence for a statistical NER: span_ruler patterns of the training
-corpora's high-precision terms (term_patterns.py)."""
+corpora's high-precision terms (term_patterns.py), and dictionary tags as a feature the
+NER's tok2vec reads (gazetteer.py)."""
+from .gazetteer import GAZETTEER_NAME, Gazetteer, gazetteer_terms, make_gazetteer
 from .term_patterns import (TERM_RULER_CONFIG, add_term_ruler, read_term_patterns,
                             term_patterns, write_term_patterns)
 
-__all__ = ["TERM_RULER_CONFIG", "add_term_ruler", "read_term_patterns", "term_patterns",
+__all__ = ["GAZETTEER_NAME", "Gazetteer", "TERM_RULER_CONFIG", "add_term_ruler",
+           "gazetteer_terms", "make_gazetteer", "read_term_patterns", "term_patterns",
            "write_term_patterns"]
