@@ -135,6 +135,48 @@ def test_term_ruler_adds_missed_terms_and_keeps_its_patterns_on_disk(tmp_path):
         ("HEART FAILURE", "Disease"), ("naloxone", "Chemical")]
 
 
+_TAGGED_TEXTS = []
+
+
+@spacy.Language.component("test_tags_every_token")
+def _tags_every_token(doc):
+    """A pipe in front of the term ruler that tags (as bio_gazetteer does) and records what
+    it was run on."""
+    _TAGGED_TEXTS.append(doc.text)
+    for token in doc:
+        token.tag_ = "B-Chemical"
+    return doc
+
+
+def test_term_ruler_tokenizes_its_patterns_alone_at_add_and_at_load(tmp_path):
+    """spaCy's span_ruler runs the pipes before it over its pattern texts (and warns, W012,
+    when they tag); bio_term_ruler makes them with the tokenizer alone, the same matches."""
+    import warnings
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("test_tags_every_token")
+    _TAGGED_TEXTS.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # W012 would fail the test
+        add_term_ruler(nlp, [{"label": "Chemical", "pattern": "Naloxone hydrochloride"}])
+        assert _TAGGED_TEXTS == [] and nlp.get_pipe_meta("term_ruler").factory == "bio_term_ruler"
+        assert [(e.text, e.label_) for e in nlp("We gave naloxone hydrochloride.").ents] == [
+            ("naloxone hydrochloride", "Chemical")]
+        nlp.to_disk(tmp_path / "model")
+        _TAGGED_TEXTS.clear()
+        loaded = spacy.load(tmp_path / "model")
+        assert _TAGGED_TEXTS == [] and loaded.pipe_names == ["test_tags_every_token", "term_ruler"]
+        assert [(e.text, e.label_) for e in loaded("NALOXONE HYDROCHLORIDE now").ents] == [
+            ("NALOXONE HYDROCHLORIDE", "Chemical")]
+    # spaCy's own ruler, for contrast: the pattern text went through the tagging pipe.
+    _TAGGED_TEXTS.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nlp.add_pipe("span_ruler", name="plain", config={"phrase_matcher_attr": "LOWER"}
+                     ).add_patterns([{"label": "Chemical", "pattern": "naloxone"}])
+    assert _TAGGED_TEXTS == ["naloxone"]
+
+
 def test_drop_nil_drops_unlinked_entities_of_its_labels(tmp_path):
     nlp = spacy.blank("en")
     doc = nlp.make_doc("Aspirin and xyzzy and foo and bar.")

@@ -38,7 +38,8 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     replaced with force=True.
 
     patterns: a JSONL file of span_ruler patterns (`ner-patterns`), put after the NER as
-    spaCy's span_ruler `term_ruler`, replacing one already there. drop_nil: end the
+    `term_ruler` (bio_term_ruler: spaCy's span_ruler, patterns tokenized alone), replacing
+    one already there. drop_nil: end the
     pipeline with bio_drop_nil (linker/drop_nil.py); linkers added later go before it.
     """
     output_dir = check_output_path(output_dir, kind="dir", what="the joined pipeline",

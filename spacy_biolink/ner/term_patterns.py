@@ -3,8 +3,9 @@
 A gold mention string of the training corpora becomes a pattern when, wherever its
 lowercased tokens occur in the training texts, they are mostly annotated as that mention
 with its most frequent label (`min_precision`), often enough (`min_count`). The patterns
-feed spaCy's own `span_ruler` placed after the NER (add_term_ruler): it adds the terms the
-NER missed and saves its patterns with the pipeline. Build them from training corpora
+feed spaCy's `span_ruler` placed after the NER (add_term_ruler; as `bio_term_ruler`, whose
+patterns are tokenized alone): it adds the terms the NER missed and saves its patterns with
+the pipeline. Build them from training corpora
 only: patterns from the test corpus would score their own mentions.
 """
 import collections
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
 from spacy.language import Language
+from spacy.pipeline import SpanRuler
 from spacy.tokens import Doc
 
 from ..errors import BioLinkError, Errors
@@ -24,6 +26,7 @@ from ..io.util import PathLike
 TERM_RULER_CONFIG = {"spans_key": None, "annotate_ents": True, "overwrite": False,
                      "phrase_matcher_attr": "LOWER", "validate": True}
 TERM_RULER_NAME = "term_ruler"
+TERM_RULER_FACTORY = "bio_term_ruler"
 # PhraseMatcher.add takes the patterns in chunks: one call per term is slow.
 _CHUNK = 1000
 
@@ -141,13 +144,52 @@ def read_term_patterns(path: PathLike) -> List[Dict]:
     return patterns
 
 
+class TermRuler(SpanRuler):
+    """spaCy's SpanRuler whose phrase patterns are made by the tokenizer alone. spaCy's
+    runs every pipe before the ruler over the pattern texts, when they are added and at
+    every load: in front of bio_gazetteer, the tok2vec and the NER that is wasted work
+    (LOWER matching reads none of it), and the gazetteer's tags make each load warn
+    (W012)."""
+
+    def add_patterns(self, patterns: List[Dict]) -> None:
+        """Add span_ruler patterns (see SpanRuler.add_patterns) with the pipes before this
+        one disabled."""
+        names = self.nlp.pipe_names
+        before = names[:names.index(self.name)] if self.name in names else []
+        with self.nlp.select_pipes(disable=before):
+            super().add_patterns(patterns)
+
+
+@Language.factory(
+    TERM_RULER_FACTORY,
+    assigns=["doc.ents"],
+    default_config={**TERM_RULER_CONFIG, "spans_filter": None,
+                    "ents_filter": {"@misc": "spacy.first_longest_spans_filter.v1"},
+                    "matcher_fuzzy_compare": {"@misc": "spacy.levenshtein_compare.v1"},
+                    "scorer": {"@scorers": "spacy.overlapping_labeled_spans_scorer.v1",
+                               "spans_key": "ruler"}},
+)
+def make_term_ruler(nlp: Language, name: str, *, spans_key, spans_filter, annotate_ents: bool,
+                    ents_filter, phrase_matcher_attr, matcher_fuzzy_compare, validate: bool,
+                    overwrite: bool, scorer) -> TermRuler:
+    """The `bio_term_ruler` factory: spaCy's span_ruler settings, TERM_RULER_CONFIG's
+    defaults (entities matched on lowercase tokens), patterns tokenized alone."""
+    return TermRuler(nlp, name, spans_key=spans_key, spans_filter=spans_filter,
+                     annotate_ents=annotate_ents, ents_filter=ents_filter,
+                     phrase_matcher_attr=phrase_matcher_attr,
+                     matcher_fuzzy_compare=matcher_fuzzy_compare, validate=validate,
+                     overwrite=overwrite, scorer=scorer)
+
+
 def add_term_ruler(nlp: Language, patterns: Sequence[Dict], *,
                    after: Optional[str] = None, name: str = TERM_RULER_NAME):
-    """Add spaCy's span_ruler named `name` with `patterns` after the pipe `after` (the NER;
-    the end when None), replacing a pipe of that name. Returns the ruler."""
+    """Add a `bio_term_ruler` (spaCy's span_ruler, patterns tokenized alone) named `name`
+    with `patterns` after the pipe `after` (the NER; the end when None), replacing a pipe
+    of that name. Returns the ruler."""
     if name in nlp.pipe_names:
         nlp.remove_pipe(name)
     where = {"after": after} if after is not None else {}
-    ruler = nlp.add_pipe("span_ruler", name=name, config=dict(TERM_RULER_CONFIG), **where)
+    ruler = nlp.add_pipe(TERM_RULER_FACTORY, name=name, config=dict(TERM_RULER_CONFIG),
+                         **where)
     ruler.add_patterns(list(patterns))
     return ruler
