@@ -119,3 +119,31 @@ def test_unsorted_rows_keep_their_postings_through_the_word_step(monkeypatch):
         assert index.add_words(iter(names), vectorizer)
         assert (index.names_t is not postings) == again
         numpy.testing.assert_array_equal(index.names_t.toarray(), rows.T.toarray())
+
+
+def test_large_dictionaries_are_folded_and_encoded_from_a_packed_table(dictionary, tmp_path,
+                                                                       monkeypatch):
+    """From RELEASE_MEMORY_FROM names the folded names are packed a slice at a time and
+    the encoder is fitted on, and encodes, that table: no list of every name is built, and
+    every saved file (encoder, index, dictionary) is the usual path's, byte for byte."""
+    from spacy_biolink.encoders import tfidf
+    from spacy_biolink.kb.dictionary import StringTable
+    from spacy_biolink.linker import policy
+
+    want = saved_index(dictionary, tmp_path / "usual").parent.parent
+    fitted_on, encoded = [], []
+    fit, encode = tfidf.CharNgramTfidf.fit, retriever.Retriever.encode
+    monkeypatch.setattr(policy, "RELEASE_MEMORY_FROM", 0)
+    monkeypatch.setattr(tfidf.CharNgramTfidf, "fit",
+                        lambda self, texts: fitted_on.append(texts) or fit(self, texts))
+    monkeypatch.setattr(retriever.Retriever, "encode", lambda self, texts, **kw: (
+        encoded.append(texts) or encode(self, texts, **dict(kw, batch_size=97))))
+    got = saved_index(dictionary, tmp_path / "packed").parent.parent
+    assert [type(t) for t in fitted_on] == [StringTable]
+    assert type(encoded[0]) is StringTable and encoded[0] is fitted_on[0]
+    assert len(encoded[0]) == dictionary.n_names
+    files = sorted(str(p.relative_to(want)) for p in want.rglob("*") if p.is_file())
+    assert files == sorted(str(p.relative_to(got)) for p in got.rglob("*") if p.is_file())
+    assert "bio_linker/index/words_data.npy" in files and "bio_linker/encoder" in files
+    _, mismatch, errors = filecmp.cmpfiles(want, got, files, shallow=False)
+    assert mismatch == [] and errors == []
