@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy
 import pytest
+import spacy
 from scipy import sparse
 
 from spacy_biolink.index import pruned
@@ -147,3 +148,22 @@ def test_large_dictionaries_are_folded_and_encoded_from_a_packed_table(dictionar
     assert "bio_linker/index/words_data.npy" in files and "bio_linker/encoder" in files
     _, mismatch, errors = filecmp.cmpfiles(want, got, files, shallow=False)
     assert mismatch == [] and errors == []
+
+
+def test_initialize_warns_of_shared_names_without_listing_them_all(monkeypatch):
+    """W001 names the count and the first shared name, from the names' positions: the list
+    of every shared name with its ids (shared_names) would live through index_names."""
+    concepts = [Concept(["D1"], ["heart attack", "mi"]), Concept(["D2"], ["mi", "mitral"]),
+                Concept(["D3"], ["mitral", "valve"]), Concept(["D4"], ["solo"])]
+    dictionary = ConceptDictionary.from_concepts(concepts)
+    assert dictionary.shared_names() == [("mi", ["D1", "D2"]), ("mitral", ["D2", "D3"])]
+    assert dictionary.shared_names_at(dictionary.shared_name_positions()[1:]) == [
+        ("mitral", ["D2", "D3"])]
+
+    def refuse(self):
+        raise AssertionError("shared_names() listed every shared name")
+
+    monkeypatch.setattr(ConceptDictionary, "shared_names", refuse)
+    with pytest.warns(UserWarning, match=r"\[W001\] 2 dictionary name\(s\).*'mi': D1, D2"):
+        nlp = spacy.blank("en")
+        nlp.add_pipe("bio_linker").initialize(dictionary=dictionary)

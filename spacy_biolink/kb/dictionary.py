@@ -442,11 +442,18 @@ class ConceptDictionary:
                           self.types[c] if self.types is not None else "",
                           self.definitions[c] if self.definitions is not None else "")
 
+    def shared_name_positions(self) -> numpy.ndarray:
+        """The positions of the names that belong to more than one concept."""
+        return numpy.flatnonzero(numpy.diff(self.name_concepts_indptr) > 1)
+
     def shared_names(self) -> List[Tuple[str, List[str]]]:
         """Names that belong to more than one concept, with those concepts' ids."""
-        counts = numpy.diff(self.name_concepts_indptr)
+        return self.shared_names_at(self.shared_name_positions())
+
+    def shared_names_at(self, positions: Iterable[int]) -> List[Tuple[str, List[str]]]:
+        """(name, its concepts' ids) for the names at `positions`."""
         return [(self.names[int(n)], [self.primary_id(int(c)) for c in self.concepts_of_name(int(n))])
-                for n in numpy.flatnonzero(counts > 1)]
+                for n in positions]
 
     # Serialization ----------------------------------------------------------
 
