@@ -293,7 +293,8 @@ def tfidf_encoder(analyzer: str, ngram_range: Tuple[int, int], lowercase: bool,
 
 def _tfidf_init(model: Model, X: Optional[List[str]] = None, Y=None) -> None:
     if X is not None:
-        model.attrs["vectorizer"].fit(list(X))
+        # A Sequence (a packed table of names) is read a slice at a time, not copied.
+        model.attrs["vectorizer"].fit(X if isinstance(X, Sequence) else list(X))
 
 
 def _tfidf_forward(model: Model, texts: List[str], is_train: bool):

@@ -14,7 +14,7 @@ starts (`load_backbone`).
 """
 import os
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
@@ -230,7 +230,7 @@ def _init_tfidf(model: Model, X=None, Y=None) -> None:
     vectorizer: CharNgramTfidf = model.attrs["vectorizer"]
     # A trained encoder keeps the TF-IDF its lambda was learned with.
     if X is not None and not vectorizer.is_fitted:
-        vectorizer.fit(list(X))
+        vectorizer.fit(X if isinstance(X, Sequence) else list(X))
 
 
 def embed(model: Model, texts: List[str], *, normalize: Optional[bool] = None) -> numpy.ndarray:

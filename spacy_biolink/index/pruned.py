@@ -28,6 +28,7 @@ import numpy
 from scipy import sparse
 
 from ..errors import BioLinkError, Errors
+from ..io.util import RELEASE_MEMORY_FROM, release_memory
 from .sparse import SearchResult, SparseIndex, _empty_result, _sparse_kernels
 
 # The block-by-block candidates' defaults (PrunedSparseIndex.v2): the same share of each
@@ -151,6 +152,7 @@ class PrunedSparseIndex(SparseIndex):
         self.growth_from = int(growth_from)
         self.max_candidates = int(max_candidates)
         self.rows: Optional[sparse.csr_matrix] = None  # names x features
+        self._rows_as_given = self._rows_canonical = False
         self.words = None  # word_postings.WordPostings, for a source that reads words
         self._rows_cache = None
 
@@ -205,6 +207,9 @@ class PrunedSparseIndex(SparseIndex):
         self.words = None
         super().build(vectors)
         self._build_rows(vectors)
+        # The postings are the transpose of the rows as kept unless these were sorted
+        # into a copy (add_words).
+        self._rows_as_given = self._rows_canonical
 
     def add(self, vectors: sparse.csr_matrix) -> None:
         """Append rows; their name ids continue after the existing ones. The rescoring rows
@@ -235,10 +240,24 @@ class PrunedSparseIndex(SparseIndex):
         candidates are now used."""
         self.words = None
         if self.source.uses_words and self.prunes and self.rows is not None:
-            self.words = self.source.word_postings(texts, vectorizer, self.rows, self.name)
+            # The word step reads the rows, not the postings: for a large build these go
+            # while it runs and are transposed again from the rows after it (the same
+            # arrays: the rows are the matrix they were built from), so that the step's
+            # temporaries do not come on top of both copies of the vectors.
+            again = getattr(self, "_rows_as_given", False) and \
+                self.rows.shape[0] >= RELEASE_MEMORY_FROM
+            if again:
+                self.names_t = None
+                release_memory(self.rows.shape[0])
+            try:
+                self.words = self.source.word_postings(texts, vectorizer, self.rows, self.name)
+            finally:
+                if again:
+                    SparseIndex.build(self, self.rows)
         return self.words is not None
 
     def _build_rows(self, vectors) -> None:
+        self._rows_as_given = self._rows_canonical = False
         if not self.prunes:
             self.rows = None
             return
@@ -246,6 +265,7 @@ class PrunedSparseIndex(SparseIndex):
         # at the build's peak); only rows that need sorting are copied first, so the
         # caller's matrix is never reordered.
         rows = sparse.csr_matrix(vectors, dtype=numpy.float32, copy=False)
+        self._rows_canonical = rows.has_canonical_format
         if not rows.has_canonical_format:
             rows = rows.copy()
             rows.sum_duplicates()

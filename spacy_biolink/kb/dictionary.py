@@ -83,7 +83,10 @@ class StringTable(Sequence):
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+            start, stop, step = i.indices(len(self))
+            if step == 1:
+                return self._decode(start, max(start, stop))
+            return [self[j] for j in range(start, stop, step)]
         if i < 0:
             i += len(self)
         if not 0 <= i < len(self):
@@ -95,11 +98,18 @@ class StringTable(Sequence):
         # A chunk at a time: the whole blob as bytes and every offset as a Python int
         # would be ~1 GB at 10M names.
         for first in range(0, len(self), ITER_CHUNK):
-            offsets = self.offsets[first:first + ITER_CHUNK + 1].tolist()
-            data = self.blob[offsets[0]:offsets[-1]].tobytes()
-            base = offsets[0]
-            for start, end in zip(offsets, offsets[1:]):
-                yield data[start - base:end - base].decode("utf8")
+            yield from self._decode(first, min(first + ITER_CHUNK, len(self)))
+
+    def _decode(self, first: int, last: int) -> List[str]:
+        """Strings first..last-1, decoded from one slice of the blob (a slice is how the
+        encoder reads a packed table of names: one batch of Python strings at a time)."""
+        offsets = self.offsets[first:last + 1].tolist()
+        if len(offsets) < 2:
+            return []
+        data = self.blob[offsets[0]:offsets[-1]].tobytes()
+        base = offsets[0]
+        return [data[start - base:end - base].decode("utf8")
+                for start, end in zip(offsets, offsets[1:])]
 
 
 class Concept:
@@ -432,11 +442,18 @@ class ConceptDictionary:
                           self.types[c] if self.types is not None else "",
                           self.definitions[c] if self.definitions is not None else "")
 
+    def shared_name_positions(self) -> numpy.ndarray:
+        """The positions of the names that belong to more than one concept."""
+        return numpy.flatnonzero(numpy.diff(self.name_concepts_indptr) > 1)
+
     def shared_names(self) -> List[Tuple[str, List[str]]]:
         """Names that belong to more than one concept, with those concepts' ids."""
-        counts = numpy.diff(self.name_concepts_indptr)
+        return self.shared_names_at(self.shared_name_positions())
+
+    def shared_names_at(self, positions: Iterable[int]) -> List[Tuple[str, List[str]]]:
+        """(name, its concepts' ids) for the names at `positions`."""
         return [(self.names[int(n)], [self.primary_id(int(c)) for c in self.concepts_of_name(int(n))])
-                for n in numpy.flatnonzero(counts > 1)]
+                for n in positions]
 
     # Serialization ----------------------------------------------------------
 

@@ -296,9 +296,11 @@ class BioLinker(Pipe):
             dictionary, stats = augment_dictionary(dictionary, augment, self.linker, make_doc,
                                                    short_forms=augment_short_forms)
             logger.info("bio_linker: %s", stats.summary())
-        shared = dictionary.shared_names()
-        if shared:
-            name, ids = shared[0]
+        # Positions, not shared_names(): its (name, ids) per shared name would live through
+        # index_names, scattered over the arenas the dictionary's build left (BENCHMARKS).
+        shared = dictionary.shared_name_positions()
+        if len(shared):
+            name, ids = dictionary.shared_names_at(shared[:1])[0]
             # Corpus counts break ties only where corpus mentions were added (here, or before
             # the dictionary was passed in): say so only then.
             counted = bool(dictionary.name_concept_counts.any())

@@ -33,7 +33,7 @@ from ..kb.dictionary import ConceptDictionary, StringTable
 from ..errors import BioLinkError, Errors
 from ..index import NameIndex, exact_index_from_state
 from ..io.files import json_text, write_json
-from ..io.util import read_arrays, release_memory
+from ..io.util import RELEASE_MEMORY_FROM, read_arrays, release_memory
 from ..index.concepts import Candidates
 from ..io.safe_models import check_index, check_model
 from ..text.normalize import MentionNormalizer
@@ -309,6 +309,9 @@ class LinkingPolicy:
         linker; not when names are added to a fitted one). encode: what gives the
         normalized names' vectors instead of the encoder (a cache of them, for callers
         that index many dictionaries sharing most names)."""
+        if encode is None and dictionary.n_names >= RELEASE_MEMORY_FROM:
+            self._index_names_packed(dictionary, fit_encoder=fit_encoder)
+            return
         with self.normalizer.unbounded_cache():
             names = [self.normalizer.name(name) for name in dictionary.names]
             if fit_encoder:
@@ -317,11 +320,29 @@ class LinkingPolicy:
                 # before encoding (as after each large step: see release_memory).
                 release_memory(dictionary.n_names)
             vectors = encode(names) if encode is not None else self.encode(names, progress=True)
-            # The word postings (retriever.build) read the names as folded here, packed:
-            # at 10M names the list is ~1 GB of Python strings and the fold cache about
-            # as much, both gone (with the block) before the index doubles the vectors.
+            # The word postings (retriever.build) read the names as folded here, packed.
             folded = StringTable.from_strings(names)
             del names
+        release_memory(dictionary.n_names)
+        self._build_search(dictionary, vectors, folded)
+
+    def _index_names_packed(self, dictionary: ConceptDictionary, *, fit_encoder: bool) -> None:
+        """index_names for a large dictionary, never holding every folded name as a Python
+        string: the names are folded a slice at a time into a packed table, which the
+        encoder's fit and the encoding then read a slice at a time. The same strings in the
+        same order as the list index_names folds otherwise, so the same vectors and index.
+        A list of 10M strings fills Python's small-object arenas, and objects that outlive
+        it (the fit's vocabulary, caches) keep most of those arenas from the OS."""
+        # The folds are done before anything else is built, so that what the unbounded
+        # token cache and the slices leave in the arenas is all freed together (and the
+        # arenas with it) before the fit and the encoding allocate.
+        with self.normalizer.unbounded_cache():
+            folded = StringTable.from_strings(map(self.normalizer.name, dictionary.names))
+        release_memory(dictionary.n_names)
+        if fit_encoder:
+            self.model.initialize(X=folded)
+            release_memory(dictionary.n_names)
+        vectors = self.encode(folded, progress=True)
         release_memory(dictionary.n_names)
         self._build_search(dictionary, vectors, folded)
 

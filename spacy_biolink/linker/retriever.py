@@ -23,6 +23,61 @@ from ..text.normalize import MentionNormalizer
 INDEX_SOURCES = {"O": SOURCE_ONTOLOGY, "D": SOURCE_DATA, "OD": SOURCE_ONTOLOGY | SOURCE_DATA}
 
 
+# Sparse rows are gathered into SparseRows from this many names on; below it, the batches
+# are stacked at the end, which is the same matrix and costs little memory.
+SPARSE_ROWS_FROM = 1_000_000
+
+
+class SparseRows:
+    """CSR rows appended batch by batch into arrays grown in place (ndarray.resize, a
+    realloc: large buffers are moved by remapping their pages, not copied), for as many
+    rows as `n_rows`. to_csr gives what sparse.vstack of the batches gives, the same
+    arrays and dtypes, without holding the batches and their stack at once."""
+
+    def __init__(self, n_rows: int):
+        self.indptr = numpy.zeros(n_rows + 1, dtype=numpy.int64)
+        self.n_rows = 0
+        self.nnz = 0
+        self.n_cols = None
+        self.data = self.indices = None
+
+    def append(self, part) -> None:
+        """Append the rows of a CSR matrix (same width and dtypes as the first)."""
+        part = sparse.csr_matrix(part, copy=False)
+        if self.data is None:
+            self.n_cols = part.shape[1]
+            self.data = numpy.empty(0, dtype=part.dtype)
+            self.indices = numpy.empty(0, dtype=part.indices.dtype)
+        if part.shape[1] != self.n_cols or part.dtype != self.data.dtype:
+            raise ValueError(f"SparseRows: a batch of {part.shape[1]} columns, "
+                             f"{part.dtype}, after {self.n_cols}, {self.data.dtype}")
+        end = self.nnz + part.nnz
+        if end > len(self.data):
+            size = max(end, len(self.data) + len(self.data) // 2)
+            self.data.resize(size, refcheck=False)
+            self.indices.resize(size, refcheck=False)
+        self.data[self.nnz:end] = part.data
+        self.indices[self.nnz:end] = part.indices
+        n = part.shape[0]
+        self.indptr[self.n_rows + 1:self.n_rows + n + 1] = part.indptr[1:] + self.nnz
+        self.n_rows += n
+        self.nnz = end
+
+    def to_csr(self) -> sparse.csr_matrix:
+        """The rows as one CSR matrix, with the index dtype sparse.vstack would choose; the
+        buffers are handed over (trimmed in place), so call it once."""
+        data, indices = self.data, self.indices
+        data.resize(self.nnz, refcheck=False)
+        indices.resize(self.nnz, refcheck=False)
+        big = max(self.nnz, self.n_cols) > numpy.iinfo(numpy.int32).max
+        index_dtype = numpy.int64 if big else numpy.int32
+        self.data = self.indices = None
+        return sparse.csr_matrix(
+            (data, indices.astype(index_dtype, copy=False),
+             self.indptr[:self.n_rows + 1].astype(index_dtype, copy=False)),
+            shape=(self.n_rows, self.n_cols), copy=False)
+
+
 class Retriever:
     """Encodes texts (normalized as the names were) and searches the index over the names
     `index_sources` selects, one row per name (index_level "name", Triplet-Search's T) or
@@ -51,7 +106,7 @@ class Retriever:
         batches = range(0, len(texts), batch_size)
         if not batches:
             return self.model.predict([])
-        parts, out = [], None
+        parts, out, rows = [], None, None
         for i in progress_bar(batches, desc=f"{self.name}: encoding names", unit="batch",
                               disable=not progress or len(batches) < 2):
             part = self.model.predict(list(texts[i:i + batch_size]))
@@ -61,9 +116,17 @@ class Retriever:
                 out = numpy.empty((len(texts),) + part.shape[1:], dtype=part.dtype)
             if out is not None:
                 out[i:i + len(part)] = part
+            elif len(texts) >= SPARSE_ROWS_FROM:
+                # Sparse rows, likewise, into arrays grown in place: the batches stacked
+                # at the end would be held beside their stack.
+                if rows is None:
+                    rows = SparseRows(len(texts))
+                rows.append(part)
             else:
                 parts.append(part)
-        return out if out is not None else sparse.vstack(parts, format="csr")
+        if out is not None:
+            return out
+        return rows.to_csr() if rows is not None else sparse.vstack(parts, format="csr")
 
     def encode_names(self, names: Sequence[str], *, progress: bool = False):
         """Encode dictionary names, normalized as names are."""
