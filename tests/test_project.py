@@ -134,7 +134,8 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
                "--vars.dictionary", "assets/medic_tiny.txt",
                "--vars.train_file", "NCBItrainset_corpus.txt",
                "--vars.vectors_dim", "16", "--vars.vectors_epochs", "2",
-               "--vars.ner_max_steps", "20", "--vars.dan_max_epochs", "1",
+               # 200: the NER's first evaluation, so model-best is trained, not step 0's
+               "--vars.ner_max_steps", "200", "--vars.dan_max_epochs", "1",
                "--vars.bne_steps_per_epoch", "10", "--vars.bne_max_epochs", "1",
                "--vars.package_name", package, "--vars.code_dir", str(ROOT)]
     try:
