@@ -63,6 +63,82 @@ def _keep_best(buf_s, buf_i, size, c, scratch):
     return c
 
 
+@_jit(types.UniTuple(types.int64, 2)(
+    types.int64[::1], types.int64, types.int64[::1], types.int64[::1], types.int64[::1],
+    types.uint32[::1], _RO_F32, _RO_U32, _RO_F32, types.float32[::1], types.uint32[::1],
+    types.uint32, types.uint32, types.float32))
+def _add_block(entries, n_entries, cursor, seg_start, ends, next_name, q_data, t_indices,
+               t_data, acc, marks, base, limit, thr):
+    """Add the postings of names base..limit-1 of `entries` (in entry order) into acc,
+    advancing their cursors; marks the names whose partial score crossed thr. Returns
+    (names marked, postings read)."""
+    n_marked = 0
+    n_postings = 0
+    for a in range(n_entries):
+        qj = entries[a]
+        p = cursor[qj]
+        seg_start[qj] = p
+        if next_name[qj] >= limit:
+            continue
+        w = q_data[qj]
+        end = ends[qj]
+        while p < end:
+            name = t_indices[p]
+            if name >= limit:
+                next_name[qj] = name
+                break
+            j = name - base
+            old = acc[j]
+            v = old + w * t_data[p]
+            acc[j] = v
+            # Scores only grow (non-negative rows): each name crosses once.
+            if v >= thr and old < thr:
+                marks[n_marked] = j
+                n_marked += 1
+            p += 1
+        n_postings += p - seg_start[qj]
+        cursor[qj] = p
+    return n_marked, n_postings
+
+
+@_jit(types.Tuple((types.int64, types.float32))(
+    types.uint32[::1], types.int64, types.float32[::1], types.float32, types.int64,
+    types.float32[::1], types.int64[::1], types.int64, types.float32[::1], types.uint32))
+def _keep_marked(marks, n_marked, acc, thr, size, buf_s, buf_i, c, scratch, base):
+    """Put the marked names still at or above thr into the buffer, keeping its best c when
+    it fills (which raises thr). Returns (buffer size, thr)."""
+    cap = buf_s.shape[0]
+    for m in range(n_marked):
+        j = marks[m]
+        s = acc[j]
+        if s < thr:
+            continue
+        if size == cap:
+            size = _keep_best(buf_s, buf_i, size, c, scratch)
+            thr = buf_s[0]
+            for t in range(1, size):
+                thr = min(thr, buf_s[t])
+            if s < thr:
+                continue
+        buf_s[size] = s
+        buf_i[size] = numpy.int64(base) + numpy.int64(j)
+        size += 1
+    return size, thr
+
+
+@_jit(types.void(types.int64[::1], types.int64, types.int64[::1], types.int64[::1], _RO_U32,
+                 types.uint32, types.float32[::1], types.int64))
+def _zero_block(entries, n_entries, seg_start, cursor, t_indices, base, acc, n_postings):
+    """Zero what _add_block added: along the postings when they are few, else all of acc."""
+    if n_postings * 8 < acc.shape[0]:
+        for a in range(n_entries):
+            qj = entries[a]
+            for p in range(seg_start[qj], cursor[qj]):
+                acc[t_indices[p] - base] = 0
+    else:
+        acc[:] = 0
+
+
 @_jit(types.void(_RO_U64, _RO_U32, _RO_F32, _RO_U64, _RO_U32, _RO_F32, types.int64,
                  types.int64, types.int64[:, ::1], types.float32[::1], types.uint32[::1],
                  types.int64[::1], types.int64[::1], types.int64[::1], types.uint32[::1],
@@ -85,8 +161,6 @@ def _blocked_candidates(q_indptr, q_indices, q_data, t_indptr, t_indices, t_data
     than its postings."""
     n_rows = q_indptr.shape[0] - 1
     c = out_ids.shape[1]
-    width = numpy.int64(1) << shift
-    cap = buf_s.shape[0]
     for row in range(n_rows):
         lo = q_indptr[row]
         hi = q_indptr[row + 1]
@@ -110,55 +184,12 @@ def _blocked_candidates(q_indptr, q_indices, q_data, t_indptr, t_indices, t_data
             b = numpy.int64(first) >> shift
             base = numpy.uint32(b << shift)
             limit = numpy.uint32(min((b + 1) << shift, n_names))
-            n_marked = 0
-            n_postings = 0
-            for a in range(n_active):
-                qj = active[a]
-                p = cursor[qj]
-                seg_start[qj] = p
-                if next_name[qj] >= limit:
-                    continue
-                w = q_data[qj]
-                end = ends[qj]
-                while p < end:
-                    name = t_indices[p]
-                    if name >= limit:
-                        next_name[qj] = name
-                        break
-                    j = name - base
-                    old = acc[j]
-                    v = old + w * t_data[p]
-                    acc[j] = v
-                    # Scores only grow (non-negative rows): each name crosses once.
-                    if v >= thr and old < thr:
-                        marks[n_marked] = j
-                        n_marked += 1
-                    p += 1
-                n_postings += p - seg_start[qj]
-                cursor[qj] = p
-            for m in range(n_marked):
-                j = marks[m]
-                s = acc[j]
-                if s < thr:
-                    continue
-                if size == cap:
-                    size = _keep_best(buf_s, buf_i, size, c, scratch)
-                    thr = buf_s[0]
-                    for t in range(1, size):
-                        thr = min(thr, buf_s[t])
-                    if s < thr:
-                        continue
-                buf_s[size] = s
-                buf_i[size] = numpy.int64(base) + numpy.int64(j)
-                size += 1
-            # Zero what was added: along the postings when they are few, else all of it.
-            if n_postings * 8 < width:
-                for a in range(n_active):
-                    qj = active[a]
-                    for p in range(seg_start[qj], cursor[qj]):
-                        acc[t_indices[p] - base] = 0
-            else:
-                acc[:] = 0
+            n_marked, n_postings = _add_block(active, n_active, cursor, seg_start, ends,
+                                              next_name, q_data, t_indices, t_data, acc,
+                                              marks, base, limit, thr)
+            size, thr = _keep_marked(marks, n_marked, acc, thr, size, buf_s, buf_i, c,
+                                     scratch, base)
+            _zero_block(active, n_active, seg_start, cursor, t_indices, base, acc, n_postings)
             # Drop the entries used up, keeping the others in entry order.
             kept = 0
             first = numpy.uint32(0xFFFFFFFF)
@@ -191,8 +222,6 @@ def _bucketed_candidates(q_indptr, q_indices, q_data, t_indptr, t_indices, t_dat
     name's partial score is summed in the same order). current is one per entry."""
     n_rows = q_indptr.shape[0] - 1
     c = out_ids.shape[1]
-    width = numpy.int64(1) << shift
-    cap = buf_s.shape[0]
     n_blocks = head.shape[0]
     for row in range(n_rows):
         lo = q_indptr[row]
@@ -236,51 +265,14 @@ def _bucketed_candidates(q_indptr, q_indices, q_data, t_indptr, t_indices, t_dat
             head[b] = -1
             base = numpy.uint32(b << shift)
             limit = numpy.uint32(min((b + 1) << shift, n_names))
-            n_marked = 0
-            n_postings = 0
-            for a in range(n_current):
-                qj = current[a]
-                p = cursor[qj]
-                seg_start[qj] = p
-                w = q_data[qj]
-                end = ends[qj]
-                while p < end:
-                    name = t_indices[p]
-                    if name >= limit:
-                        next_name[qj] = name
-                        break
-                    j = name - base
-                    old = acc[j]
-                    v = old + w * t_data[p]
-                    acc[j] = v
-                    if v >= thr and old < thr:
-                        marks[n_marked] = j
-                        n_marked += 1
-                    p += 1
-                n_postings += p - seg_start[qj]
-                cursor[qj] = p
-            for m in range(n_marked):
-                j = marks[m]
-                sc = acc[j]
-                if sc < thr:
-                    continue
-                if size == cap:
-                    size = _keep_best(buf_s, buf_i, size, c, scratch)
-                    thr = buf_s[0]
-                    for t in range(1, size):
-                        thr = min(thr, buf_s[t])
-                    if sc < thr:
-                        continue
-                buf_s[size] = sc
-                buf_i[size] = numpy.int64(base) + numpy.int64(j)
-                size += 1
-            if n_postings * 8 < width:
-                for a in range(n_current):
-                    qj = current[a]
-                    for p in range(seg_start[qj], cursor[qj]):
-                        acc[t_indices[p] - base] = 0
-            else:
-                acc[:] = 0
+            # Every entry of this bucket has its next name in this block.
+            n_marked, n_postings = _add_block(current, n_current, cursor, seg_start, ends,
+                                              next_name, q_data, t_indices, t_data, acc,
+                                              marks, base, limit, thr)
+            size, thr = _keep_marked(marks, n_marked, acc, thr, size, buf_s, buf_i, c,
+                                     scratch, base)
+            _zero_block(current, n_current, seg_start, cursor, t_indices, base, acc,
+                        n_postings)
             # The entries not used up wait in the bucket of their next name's block.
             for a in range(n_current):
                 qj = current[a]
