@@ -314,19 +314,10 @@ def build_dictionary_loader_v3(path: Optional[PathLike], format: Optional[str] =
     or line with a control character, naming file:line; "skip" leaves such lines out,
     counts them and names the first few in a warning (W953). A bad value is refused here,
     when the config is resolved, not when the dictionary is read."""
-    from .kb.readers.dictionaries import BadLines
-
-    BadLines(str(path), on_bad_line)
-    filters = {"languages": languages, "sources": sources, "suppressed": suppressed,
-               "semantic_types": semantic_types, "synonym_scopes": synonym_scopes,
-               "xref_prefixes": xref_prefixes, "code_sources": code_sources}
-
-    def load() -> ConceptDictionary:
-        if path is None:
-            raise BioLinkError(Errors.E900)
-        return load_dictionary(path, format, on_bad_line=on_bad_line, **filters)
-
-    return load
+    # v4 with its MeSH filters unset reads exactly as v3 did: unset filters are dropped
+    return build_dictionary_loader_v4(path, format, languages, sources, suppressed,
+                                      semantic_types, synonym_scopes, xref_prefixes,
+                                      code_sources, on_bad_line=on_bad_line)
 
 
 @registry.misc("spacy-biolink.load_dictionary.v4")
