@@ -159,7 +159,7 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         assert len(linked) == 4
         for step in ("dan", "bne"):
             assert (project / "training" / step / "training.png").is_file()
-        assert (project / "packages" / "dist" / f"en_{package}-0.1.0-py3-none-any.whl").is_file()
+        _assert_both_wheels_built_quietly(project, package, result.stdout + result.stderr)
         loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
                                  "print(nlp.pipe_names)"], capture_output=True, text=True)
         assert "bio_linker" in loaded.stdout, loaded.stderr
@@ -353,45 +353,31 @@ def test_bench_suite_reports_measured_beside_recorded_and_says_what_it_skips(tmp
     assert "| 0.8719 | 0.8719 | reproduced |" in table and "| 5.32x | - |" in table
 
 
-def test_package_builds_both_wheels_quietly(tmp_path):
-    """`package` on a saved linker: the pipeline's wheel and spacy-biolink's, which it
-    requires (PyPI has no release), side by side in packages/dist, so that `pip install
-    packages/dist/*.whl` installs on a machine without a checkout (issue 37); no
-    `setup.py sdist` fallback and no missing-LICENSE warning in the log."""
-    import shutil
+def _assert_both_wheels_built_quietly(project: Path, package: str, log: str) -> None:
+    """`package`'s outputs (the `all` test runs it on the pipeline it builds anyway): the
+    pipeline's wheel and spacy-biolink's, which it requires (PyPI has no release), side by
+    side in packages/dist, so that `pip install packages/dist/*.whl` installs on a machine
+    without a checkout (issue 37); no `setup.py sdist` fallback and no missing-LICENSE
+    warning in the log."""
     import zipfile
 
-    project = tmp_path / "project"
-    project.mkdir()
-    shutil.copy(ROOT / "project.yml", project / "project.yml")
-    shutil.copytree(ROOT / "tests" / "data" / "linker_saved_0_1", project / "training" / "pipeline")
-    package = "biolink_packagetest"
-    command = [sys.executable, "-m", "spacy", "project", "run", "package", str(project),
-               "--vars.package_name", package, "--vars.code_dir", str(ROOT)]
-    try:
-        result = subprocess.run(command, cwd=project, capture_output=True, text=True)
-        log = result.stdout + result.stderr
-        assert result.returncode == 0, log[-4000:]
-        dist = project / "packages" / "dist"
-        pipeline_wheel = dist / f"en_{package}-0.1.0-py3-none-any.whl"
-        own_wheels = list(dist.glob("spacy_biolink-*-py3-none-any.whl"))
-        assert pipeline_wheel.is_file() and len(own_wheels) == 1, sorted(dist.iterdir())
-        with zipfile.ZipFile(pipeline_wheel) as wheel:
-            metadata = wheel.read(f"en_{package}-0.1.0.dist-info/METADATA").decode()
-        assert "Requires-Dist: spacy-biolink" in metadata
-        version = own_wheels[0].name.split("-")[1]
-        # the spacy-biolink wheel satisfies the pipeline's requirement on it
-        requirement = next(line.split(":", 1)[1].strip() for line in metadata.splitlines()
-                           if line.startswith("Requires-Dist: spacy-biolink"))
-        from packaging.requirements import Requirement
+    from packaging.requirements import Requirement
 
-        assert version in Requirement(requirement).specifier
-        # spaCy's "Falling back to deprecated use of 'python setup.py sdist'" and
-        # setuptools' "warning: no files found matching 'LICENSE'"
-        assert "Falling back" not in log and "no files found" not in log, log
-    finally:
-        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
-                       capture_output=True)
+    dist = project / "packages" / "dist"
+    pipeline_wheel = dist / f"en_{package}-0.1.0-py3-none-any.whl"
+    own_wheels = list(dist.glob("spacy_biolink-*-py3-none-any.whl"))
+    assert pipeline_wheel.is_file() and len(own_wheels) == 1, sorted(dist.iterdir())
+    with zipfile.ZipFile(pipeline_wheel) as wheel:
+        metadata = wheel.read(f"en_{package}-0.1.0.dist-info/METADATA").decode()
+    assert "Requires-Dist: spacy-biolink" in metadata
+    version = own_wheels[0].name.split("-")[1]
+    # the spacy-biolink wheel satisfies the pipeline's requirement on it
+    requirement = next(line.split(":", 1)[1].strip() for line in metadata.splitlines()
+                       if line.startswith("Requires-Dist: spacy-biolink"))
+    assert version in Requirement(requirement).specifier
+    # spaCy's "Falling back to deprecated use of 'python setup.py sdist'" and
+    # setuptools' "warning: no files found matching 'LICENSE'"
+    assert "Falling back" not in log and "no files found" not in log, log[-4000:]
 
 
 def _mesh_slice(source: Path, target: Path, ids) -> None:
