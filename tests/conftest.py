@@ -144,3 +144,31 @@ def record_kernel_threads(monkeypatch, module, name: str, n_threads: int) -> set
 
     monkeypatch.setattr(module, name, counted)
     return seen
+
+
+class CliResult:
+    """What a `python -m spacy_biolink ...` subprocess would give (returncode, stdout,
+    stderr), from the command run in this process."""
+
+    def __init__(self, result):
+        self.returncode = result.exit_code
+        self.stdout, self.stderr = result.stdout, result.stderr
+
+
+def invoke_cli(*args, check: bool = True) -> CliResult:
+    """Run a `spacy_biolink` command in this process (typer's CliRunner): the suite's
+    processes would each spend seconds importing spaCy, torch and the rest before the
+    command starts. A raw exception fails here (the command shows errors as a clean exit
+    1, never a traceback); a nonzero exit fails too, unless `check` is False. Tests about
+    the process itself (its log handlers, its stderr, a kill) keep a subprocess."""
+    from typer.testing import CliRunner
+
+    from spacy_biolink.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"{args}: raw {result.exception!r}\n{result.output}") \
+            from result.exception
+    if check and result.exit_code != 0:
+        raise AssertionError(result.output)
+    return CliResult(result)

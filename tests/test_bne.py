@@ -1,7 +1,5 @@
 import gzip
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy
@@ -17,7 +15,7 @@ from spacy_biolink.kb.readers import load_dictionary  # noqa: E402
 from spacy_biolink.training import train_from_config  # noqa: E402
 from spacy_biolink.training.wordvectors import WordVectors, corpus_sentences, train_word_vectors  # noqa: E402
 
-from .conftest import TINY_MEDIC, doc_with_ents  # noqa: E402
+from .conftest import TINY_MEDIC, doc_with_ents, invoke_cli  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "bne.cfg"
 # Mentions of the tiny dictionary's concepts, for dev selection and augmentation.
@@ -135,23 +133,16 @@ def test_output_dim_must_match_the_targets(files, tmp_path):
         train(files, tmp_path, **{"encoder.output_dim": 7, "training.max_epochs": 1})
 
 
-def run_cli(*args):
-    result = subprocess.run([sys.executable, "-m", "spacy_biolink", *map(str, args)],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result
-
-
 def test_cli_train_init_linker_load_and_link(files, tmp_path):
     out = tmp_path / "bne"
     settings = [f"--{k}={v}" for k, v in TINY.items()]
-    run_cli("train", CONFIG, "--output", out, "--paths.dictionary", files["dictionary"],
+    invoke_cli("train", CONFIG, "--output", out, "--paths.dictionary", files["dictionary"],
             "--paths.vectors", files["vectors"], "--paths.train", files["corpus"],
             "--paths.dev", files["corpus"], "--training.max_epochs", 3, *settings)
     meta = json.loads((out / "meta.json").read_text())
     assert meta["train_mentions_added"] == 4 and "acc@1" in meta["dev"]
     assert (out / "training.png").is_file() and (out / "checkpoint.pt").is_file()
-    run_cli("init-linker", tmp_path / "pipeline", "--dictionary", files["dictionary"],
+    invoke_cli("init-linker", tmp_path / "pipeline", "--dictionary", files["dictionary"],
             "--encoder", out, "--augment", files["corpus"])
     config = spacy.util.load_config(tmp_path / "pipeline" / "config.cfg")
     assert config["components"]["bio_linker"]["encoder"]["@architectures"] == "spacy-biolink.BneEncoder.v1"

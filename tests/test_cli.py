@@ -7,7 +7,7 @@ import sys
 import pytest
 import spacy
 
-from .conftest import TINY_MEDIC
+from .conftest import TINY_MEDIC, invoke_cli
 
 CORPUS = """\
 1|t|Type 2 diabetes and breast cancer.
@@ -43,9 +43,9 @@ def files(tmp_path):
 
 def test_init_linker_then_evaluate(files, tmp_path):
     dictionary, corpus = files
-    run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary, "--format", "medic")
+    invoke_cli("init-linker", tmp_path / "model", "--dictionary", dictionary, "--format", "medic")
     assert (tmp_path / "model" / "config.cfg").is_file()
-    result = run_cli("evaluate", tmp_path / "model", corpus, "--output", tmp_path / "m.json")
+    result = invoke_cli("evaluate", tmp_path / "model", corpus, "--output", tmp_path / "m.json")
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert metrics["n_evaluated"] == 4
     assert metrics["n_skipped"] == 2
@@ -55,11 +55,11 @@ def test_init_linker_then_evaluate(files, tmp_path):
 
     # Nothing to score is an error, not acc@1 0.0 (issue 19)
     (tmp_path / "pmids.txt").write_text("2\n")
-    none = run_cli("evaluate", tmp_path / "model", corpus, "--pmids", tmp_path / "pmids.txt",
+    none = invoke_cli("evaluate", tmp_path / "model", corpus, "--pmids", tmp_path / "pmids.txt",
                    "--types", "Modifier", "--output", tmp_path / "none.json", check=False)
     assert none.returncode == 1 and "E461" in none.stdout and "Traceback" not in none.stderr
     assert not (tmp_path / "none.json").exists()
-    run_cli("evaluate", tmp_path / "model", corpus, "--types", "Modifier", "--output", tmp_path / "mod.json")
+    invoke_cli("evaluate", tmp_path / "model", corpus, "--types", "Modifier", "--output", tmp_path / "mod.json")
     assert json.loads((tmp_path / "mod.json").read_text())["n_evaluated"] == 1
 
 
@@ -77,7 +77,7 @@ def test_every_log_line_is_printed_once(files, tmp_path):
 
 def test_init_linker_takes_dotted_config_overrides(files, tmp_path):
     dictionary, _ = files
-    run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary,
+    invoke_cli("init-linker", tmp_path / "model", "--dictionary", dictionary,
             "--components.bio_linker.k", "7", "--components.bio_linker.prior_weight", "0",
             "--components.bio_linker.index.chunk_size", "64")
     config = spacy.util.load_config(tmp_path / "model" / "config.cfg")
@@ -90,10 +90,10 @@ def test_init_linker_takes_dotted_config_overrides(files, tmp_path):
 
 def test_format_is_inferred_and_outputs_are_not_overwritten(files, tmp_path):
     dictionary, _ = files
-    run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary)
-    again = run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary, check=False)
+    invoke_cli("init-linker", tmp_path / "model", "--dictionary", dictionary)
+    again = invoke_cli("init-linker", tmp_path / "model", "--dictionary", dictionary, check=False)
     assert again.returncode == 1 and "E403" in again.stdout + again.stderr
-    run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary, "--force")
+    invoke_cli("init-linker", tmp_path / "model", "--dictionary", dictionary, "--force")
 
 
 def test_bad_dictionary_leaves_nothing_on_disk(tmp_path):
@@ -119,8 +119,8 @@ def test_assets_default_job(tmp_path):
     from pathlib import Path
 
     assets = Path(__file__).resolve().parents[1] / "assets"
-    run_cli("init-linker", tmp_path / "model", "--dictionary", assets / "medic_06Jul2012.txt.gz")
-    run_cli("evaluate", tmp_path / "model", assets / "ncbi_disease" / "NCBIdevelopset_corpus.txt",
+    invoke_cli("init-linker", tmp_path / "model", "--dictionary", assets / "medic_06Jul2012.txt.gz")
+    invoke_cli("evaluate", tmp_path / "model", assets / "ncbi_disease" / "NCBIdevelopset_corpus.txt",
             "--output", tmp_path / "m.json")
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert metrics["n_evaluated"] == 787
@@ -132,16 +132,16 @@ def test_assets_default_job(tmp_path):
 
 def test_report_compares_linkers_and_end_to_end(files, tmp_path):
     dictionary, corpus = files
-    run_cli("init-linker", tmp_path / "model", "--dictionary", dictionary)
-    run_cli("evaluate", tmp_path / "model", corpus, "--ks", "1,3", "--output", tmp_path / "m.json")
+    invoke_cli("init-linker", tmp_path / "model", "--dictionary", dictionary)
+    invoke_cli("evaluate", tmp_path / "model", corpus, "--ks", "1,3", "--output", tmp_path / "m.json")
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert {"acc@1", "acc@3", "acc@5"} <= set(metrics["strict"])
     # This pipeline has no NER, so end to end it finds nothing; the columns still come.
-    run_cli("convert", corpus, tmp_path / "gold.spacy")
-    run_cli("evaluate-e2e", tmp_path / "model", tmp_path / "gold.spacy", "--output", tmp_path / "e2e.json")
+    invoke_cli("convert", corpus, tmp_path / "gold.spacy")
+    invoke_cli("evaluate-e2e", tmp_path / "model", tmp_path / "gold.spacy", "--output", tmp_path / "e2e.json")
     e2e = json.loads((tmp_path / "e2e.json").read_text())
     assert e2e["ner"]["n_gold"] > 0 and e2e["ner"]["n_pred"] == 0
-    result = run_cli("report", f"tfidf={tmp_path / 'm.json'}", "--end-to-end", f"tfidf={tmp_path / 'e2e.json'}",
+    result = invoke_cli("report", f"tfidf={tmp_path / 'm.json'}", "--end-to-end", f"tfidf={tmp_path / 'e2e.json'}",
                      "--output", tmp_path / "cmp.md", "--plot", tmp_path / "acc.png")
     table = (tmp_path / "cmp.md").read_text()
     assert "| tfidf | 1.0000 | 1.0000 | 1.0000 | 1.0000 | 4 | 2 |" in table
@@ -149,6 +149,6 @@ def test_report_compares_linkers_and_end_to_end(files, tmp_path):
     # The plot needs the `plots` extra; the core install writes the table alone.
     if importlib.util.find_spec("matplotlib") is not None:
         assert (tmp_path / "acc.png").read_bytes()[:4] == b"\x89PNG"
-    bad = run_cli("report", "tfidf", "--output", tmp_path / "x.md", check=False)
+    bad = invoke_cli("report", "tfidf", "--output", tmp_path / "x.md", check=False)
     assert bad.returncode == 1 and "E404" in bad.stdout + bad.stderr
     assert not (tmp_path / "x.md").exists()

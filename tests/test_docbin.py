@@ -9,6 +9,8 @@ from spacy.training import Corpus
 from spacy_biolink.corpora import convert_pubtator, corpus_kb_id, pubtator_to_docs, read_pubtator
 from spacy_biolink.errors import BioLinkError
 
+from .conftest import invoke_cli
+
 # Doc 100: a composite with part strings (line 3), "diabetes" nested in "Type 2
 # diabetes" (lines 4-5), "NIDDM" cutting the token "NIDDMs" (line 6), a CUI-less
 # mention (line 7) and a relation line. Doc 200: a `+` id and a MESH: prefix.
@@ -141,7 +143,7 @@ def test_output_must_be_a_spacy_file(tmp_path):
 def test_convert_cli(tmp_path):
     path = write(tmp_path, CORPUS)
     (tmp_path / "pmids.txt").write_text("100\n", encoding="utf8")
-    result = run_cli("convert", path, tmp_path / "out.spacy", "--types", "Disease,Modifier",
+    result = invoke_cli("convert", path, tmp_path / "out.spacy", "--types", "Disease,Modifier",
                      "--pmids", tmp_path / "pmids.txt")
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
@@ -214,7 +216,7 @@ def test_convert_cli_keep_types(tmp_path):
     types in the span group."""
     corpus = write(tmp_path, NCBI_STYLE, name="tiny.PubTator")
     for flags, name in (([], "default.spacy"), (["--keep-types"], "typed.spacy")):
-        result = run_cli("convert", corpus, tmp_path / name, *flags)
+        result = invoke_cli("convert", corpus, tmp_path / name, *flags)
         assert result.returncode == 0, result.stdout + result.stderr
     vocab = spacy.blank("en").vocab
     default, = DocBin().from_disk(tmp_path / "default.spacy").get_docs(vocab)

@@ -1,8 +1,6 @@
 """`python -m spacy_biolink link`: documents in a file in, linked entities as JSON lines out."""
 import gzip
 import json
-import subprocess
-import sys
 
 import pytest
 import spacy
@@ -12,15 +10,10 @@ from spacy_biolink.cli import app
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.runners.local import link_file, read_input_documents
 
-from .conftest import make_linker_nlp
+from .conftest import invoke_cli, make_linker_nlp
 
 TEXTS = ["Type 2 diabetes and breast cancer were found.",
          "Huntington's chorea in a zzqx vvkw family."]
-
-
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "spacy_biolink", *map(str, args)],
-                          capture_output=True, text=True)
 
 
 @pytest.fixture
@@ -44,8 +37,8 @@ def read_jsonl(path):
 
 def test_txt_input_matches_nlp_pipe(model_dir, tmp_path):
     (tmp_path / "in.txt").write_text(f"{TEXTS[0]}\n\n   \n{TEXTS[1]}\n", encoding="utf8")
-    result = run_cli("link", tmp_path / "in.txt", "--model", model_dir,
-                     "--output", tmp_path / "out.jsonl", "--batch-size", "1")
+    result = invoke_cli("link", tmp_path / "in.txt", "--model", model_dir,
+                        "--output", tmp_path / "out.jsonl", "--batch-size", "1")
     assert result.returncode == 0, result.stdout + result.stderr
     records = read_jsonl(tmp_path / "out.jsonl")
     assert [r["text"] for r in records] == TEXTS

@@ -1,8 +1,6 @@
 """bio_linker's preprocessing stages, end to end through the pipe: abbreviations,
 composite mentions, normalization, the spelling map and dictionary augmentation."""
 import json
-import subprocess
-import sys
 
 import pytest
 import spacy
@@ -12,7 +10,7 @@ from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation import evaluate_gold_mentions
 from spacy_biolink.linker.pipeline import init_linker
 
-from .conftest import TINY_MEDIC, doc_with_ents, make_linker_nlp
+from .conftest import TINY_MEDIC, doc_with_ents, invoke_cli, make_linker_nlp
 
 STAGES_MEDIC = TINY_MEDIC + """\
 D010051||Ovarian Neoplasms|ovarian cancer|ovary tumor
@@ -178,15 +176,11 @@ def test_cli_augment_and_evaluate_both_rules(tmp_path):
         "7\t91\t102\tsweet urine\tDisease\tD003924\n"
         "\n", encoding="utf8")
     out = tmp_path / "linker"
-    subprocess.run([sys.executable, "-m", "spacy_biolink", "init-linker", str(out),
-                    "--dictionary", str(dictionary), "--augment", str(train),
-                    "--augment", str(dev)], check=True, capture_output=True)
+    invoke_cli("init-linker", out, "--dictionary", dictionary, "--augment", train,
+               "--augment", dev)
     metrics = tmp_path / "metrics.json"
     wrong = tmp_path / "wrong.jsonl"
-    run = subprocess.run([sys.executable, "-m", "spacy_biolink", "evaluate", str(out), str(corpus),
-                          "--output", str(metrics), "--errors", str(wrong)],
-                         capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
+    run = invoke_cli("evaluate", out, corpus, "--output", metrics, "--errors", wrong)
     result = json.loads(metrics.read_text())
     assert result["n_evaluated"] == 5 and result["skipped"]["no_id"] == 1
     assert result["composites"] == {"n": 3, "split": 2, "kept_whole": 1}

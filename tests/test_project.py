@@ -18,10 +18,15 @@ def test_config_file_is_the_default_pipeline(tiny_medic_path, tmp_path):
     shipped = load_pipeline_config(ROOT / "configs" / "linker_tfidf.cfg")
     default = load_pipeline_config()
     assert shipped["components"]["bio_linker"] == default["components"]["bio_linker"]
-    result = subprocess.run([sys.executable, "-m", "spacy", "assemble", str(ROOT / "configs" / "linker_tfidf.cfg"),
-                             str(tmp_path / "assembled"), "--paths.dictionary", str(tiny_medic_path)],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    # spaCy's own command, run in this process (typer's CliRunner on spaCy's app); that
+    # a fresh process finds bio_linker by its entry point is test_cli_help.py's test
+    from spacy.cli import app
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["assemble", str(ROOT / "configs" / "linker_tfidf.cfg"),
+                                      str(tmp_path / "assembled"), "--paths.dictionary",
+                                      str(tiny_medic_path)])
+    assert result.exit_code == 0, f"{result.output}\n{result.exception!r}"
     nlp = spacy.load(tmp_path / "assembled")
     doc = nlp.make_doc("NIDDM")
     doc.ents = [doc.char_span(0, 5, label="Disease")]
@@ -159,7 +164,7 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         assert len(linked) == 4
         for step in ("dan", "bne"):
             assert (project / "training" / step / "training.png").is_file()
-        assert (project / "packages" / "dist" / f"en_{package}-0.1.0-py3-none-any.whl").is_file()
+        _assert_both_wheels_built_quietly(project, package, result.stdout + result.stderr)
         loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
                                  "print(nlp.pipe_names)"], capture_output=True, text=True)
         assert "bio_linker" in loaded.stdout, loaded.stderr
@@ -262,15 +267,19 @@ def test_transformer_ner_commands_on_a_tiny_slice(tmp_path):
         .replace("window = 128", "window = 16").replace("stride = 96", "stride = 16"),
         encoding="utf8")
 
+    # weasel's project_run is what `spacy project run` calls: each step's scripts still run
+    # as their own processes, without a `spacy project run` process (and its imports) each
+    from weasel.cli.run import project_run
+
+    overrides = {"vars.dictionary": "assets/medic_tiny.txt",
+                 "vars.train_file": "NCBItrainset_corpus.txt", "vars.backbone": str(backbone),
+                 "vars.ner_trf_max_steps": 4, "vars.ner_trf_eval_frequency": 2,
+                 "vars.ner_trf_linker_dir": "training/linker_tfidf_test"}
     for command in ("convert", "init-linker", "train-ner-trf", "assemble-trf", "evaluate-e2e-trf"):
-        result = subprocess.run(
-            [sys.executable, "-m", "spacy", "project", "run", command, str(project),
-             "--vars.dictionary", "assets/medic_tiny.txt",
-             "--vars.train_file", "NCBItrainset_corpus.txt", "--vars.backbone", str(backbone),
-             "--vars.ner_trf_max_steps", "4", "--vars.ner_trf_eval_frequency", "2",
-             "--vars.ner_trf_linker_dir", "training/linker_tfidf_test"],
-            cwd=project, capture_output=True, text=True)
-        assert result.returncode == 0, command + result.stdout[-4000:] + result.stderr[-4000:]
+        try:
+            project_run(project, command, overrides=overrides, capture=True)
+        except subprocess.SubprocessError as err:  # its message holds the step's log
+            raise AssertionError(f"{command}: {str(err)[-8000:]}") from None
     nlp = spacy.load(project / "training" / "pipeline_trf")
     assert nlp.pipe_names == ["transformer", "ner", "bio_linker"]
     e2e = srsly.read_json(project / "metrics" / "e2e_trf_test.json")
@@ -288,15 +297,42 @@ def test_the_spacy_pipeline_configs_are_all_found():
     assert {"linker_tfidf.cfg", "ner.cfg"} <= set(spacy_pipeline_configs())
 
 
+DEBUG_CONFIGS = """
+import json, sys
+from spacy.cli import app
+from typer.testing import CliRunner
+
+results = {}
+for path in sys.argv[1:]:
+    result = CliRunner().invoke(app, ["debug", "config", path])
+    results[path] = [result.exit_code, result.output, repr(result.exception)]
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def debug_config_results():
+    """`spacy debug config` on each shipped pipeline config, all in one fresh process (as
+    a user's command would find the registered functions: by entry points, not because
+    this process imported them), rather than a process per config, each paying seconds
+    of imports. By name: (exit code, output, the exception if any)."""
+    import json
+
+    paths = [str(ROOT / "configs" / name) for name in spacy_pipeline_configs()]
+    result = subprocess.run([sys.executable, "-c", DEBUG_CONFIGS, *paths], capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    return {Path(path).name: value
+            for path, value in json.loads(result.stdout.splitlines()[-1]).items()}
+
+
 @pytest.mark.parametrize("name", spacy_pipeline_configs())
-def test_spacy_debug_config_accepts_each_shipped_pipeline_config(name):
+def test_spacy_debug_config_accepts_each_shipped_pipeline_config(name, debug_config_results):
     if name == "ner_trf.cfg":
         pytest.importorskip("spacy_transformers")  # the `transformers` extra
     # As they are: no `spacy init fill-config` first, no overrides.
-    result = subprocess.run([sys.executable, "-m", "spacy", "debug", "config",
-                             str(ROOT / "configs" / name)], capture_output=True, text=True)
-    assert result.returncode == 0 and "Config is valid" in result.stdout, \
-        result.stdout + result.stderr
+    code, output, exception = debug_config_results[name]
+    assert code == 0 and "Config is valid" in output, output + exception
 
 
 def test_a_config_without_a_dictionary_fails_clearly_when_initialized():
@@ -353,45 +389,31 @@ def test_bench_suite_reports_measured_beside_recorded_and_says_what_it_skips(tmp
     assert "| 0.8719 | 0.8719 | reproduced |" in table and "| 5.32x | - |" in table
 
 
-def test_package_builds_both_wheels_quietly(tmp_path):
-    """`package` on a saved linker: the pipeline's wheel and spacy-biolink's, which it
-    requires (PyPI has no release), side by side in packages/dist, so that `pip install
-    packages/dist/*.whl` installs on a machine without a checkout (issue 37); no
-    `setup.py sdist` fallback and no missing-LICENSE warning in the log."""
-    import shutil
+def _assert_both_wheels_built_quietly(project: Path, package: str, log: str) -> None:
+    """`package`'s outputs (the `all` test runs it on the pipeline it builds anyway): the
+    pipeline's wheel and spacy-biolink's, which it requires (PyPI has no release), side by
+    side in packages/dist, so that `pip install packages/dist/*.whl` installs on a machine
+    without a checkout (issue 37); no `setup.py sdist` fallback and no missing-LICENSE
+    warning in the log."""
     import zipfile
 
-    project = tmp_path / "project"
-    project.mkdir()
-    shutil.copy(ROOT / "project.yml", project / "project.yml")
-    shutil.copytree(ROOT / "tests" / "data" / "linker_saved_0_1", project / "training" / "pipeline")
-    package = "biolink_packagetest"
-    command = [sys.executable, "-m", "spacy", "project", "run", "package", str(project),
-               "--vars.package_name", package, "--vars.code_dir", str(ROOT)]
-    try:
-        result = subprocess.run(command, cwd=project, capture_output=True, text=True)
-        log = result.stdout + result.stderr
-        assert result.returncode == 0, log[-4000:]
-        dist = project / "packages" / "dist"
-        pipeline_wheel = dist / f"en_{package}-0.1.0-py3-none-any.whl"
-        own_wheels = list(dist.glob("spacy_biolink-*-py3-none-any.whl"))
-        assert pipeline_wheel.is_file() and len(own_wheels) == 1, sorted(dist.iterdir())
-        with zipfile.ZipFile(pipeline_wheel) as wheel:
-            metadata = wheel.read(f"en_{package}-0.1.0.dist-info/METADATA").decode()
-        assert "Requires-Dist: spacy-biolink" in metadata
-        version = own_wheels[0].name.split("-")[1]
-        # the spacy-biolink wheel satisfies the pipeline's requirement on it
-        requirement = next(line.split(":", 1)[1].strip() for line in metadata.splitlines()
-                           if line.startswith("Requires-Dist: spacy-biolink"))
-        from packaging.requirements import Requirement
+    from packaging.requirements import Requirement
 
-        assert version in Requirement(requirement).specifier
-        # spaCy's "Falling back to deprecated use of 'python setup.py sdist'" and
-        # setuptools' "warning: no files found matching 'LICENSE'"
-        assert "Falling back" not in log and "no files found" not in log, log
-    finally:
-        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
-                       capture_output=True)
+    dist = project / "packages" / "dist"
+    pipeline_wheel = dist / f"en_{package}-0.1.0-py3-none-any.whl"
+    own_wheels = list(dist.glob("spacy_biolink-*-py3-none-any.whl"))
+    assert pipeline_wheel.is_file() and len(own_wheels) == 1, sorted(dist.iterdir())
+    with zipfile.ZipFile(pipeline_wheel) as wheel:
+        metadata = wheel.read(f"en_{package}-0.1.0.dist-info/METADATA").decode()
+    assert "Requires-Dist: spacy-biolink" in metadata
+    version = own_wheels[0].name.split("-")[1]
+    # the spacy-biolink wheel satisfies the pipeline's requirement on it
+    requirement = next(line.split(":", 1)[1].strip() for line in metadata.splitlines()
+                       if line.startswith("Requires-Dist: spacy-biolink"))
+    assert version in Requirement(requirement).specifier
+    # spaCy's "Falling back to deprecated use of 'python setup.py sdist'" and
+    # setuptools' "warning: no files found matching 'LICENSE'"
+    assert "Falling back" not in log and "no files found" not in log, log[-4000:]
 
 
 def _mesh_slice(source: Path, target: Path, ids) -> None:

@@ -10,13 +10,13 @@ every one of those linkers is built as the README and project.yml build it, and 
 promise is checked on each.
 """
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import spacy
 from spacy.tokens import Span
+
+from .conftest import invoke_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
@@ -42,9 +42,7 @@ BUILDS = {
 @pytest.fixture(scope="module", params=sorted(BUILDS))
 def built_linker(request, tmp_path_factory):
     out = tmp_path_factory.mktemp(request.param) / "linker"
-    subprocess.run([sys.executable, "-m", "spacy_biolink", "init-linker", str(out),
-                    "--dictionary", str(MEDIC), *BUILDS[request.param]],
-                   check=True, capture_output=True, text=True, cwd=ROOT)
+    invoke_cli("init-linker", out, "--dictionary", MEDIC, *BUILDS[request.param])
     return spacy.load(out)
 
 
