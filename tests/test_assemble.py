@@ -123,3 +123,32 @@ def test_assemble_adds_the_term_ruler_after_the_ner_and_the_nil_drop_last(ner_di
     with pytest.raises(BioLinkError, match="E764"):
         assemble_pipeline(ner_dir, linker_dir, tmp_path / "bad", patterns=patterns)
     assert not (tmp_path / "bad").exists()
+
+
+def test_assemble_nil_threshold_drops_the_unsure_links(ner_dir, linker_dir, tmp_path):
+    """--nil-threshold sets the joined linker's threshold: "diabetes" scores between the
+    default and 0.8 against the tiny dictionary's names, so it is linked under the default
+    and NIL, then dropped, under 0.8."""
+    patterns = tmp_path / "patterns.jsonl"
+    patterns.write_text('{"label": "Disease", "pattern": "diabetes"}\n')
+    text = "Diabetes and breast cancer."
+    runner = CliRunner()
+    found = {}
+    for threshold in [None, 0.8]:
+        out = tmp_path / f"t{threshold}"
+        args = ["assemble", str(ner_dir), str(linker_dir), str(out), "--patterns", str(patterns),
+                "--drop-nil"] + ([] if threshold is None else ["--nil-threshold", str(threshold)])
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        nlp = spacy.load(out)
+        assert nlp.get_pipe("bio_linker").cfg["threshold"] == (threshold or 0.45)
+        found[threshold] = [(e.text, e.kb_id_) for e in nlp(text).ents]
+    assert found[None] == [("Diabetes", "D003924"), ("breast cancer", "D001943")]
+    assert found[0.8] == [("breast cancer", "D001943")]
+    # the pipeline returned (before any reload) links with the same threshold
+    nlp = assemble_pipeline(ner_dir, linker_dir, tmp_path / "direct", patterns=patterns,
+                            drop_nil=True, nil_threshold=0.8)
+    assert [(e.text, e.kb_id_) for e in nlp(text).ents] == [("breast cancer", "D001943")]
+    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "bad"),
+                                 "--nil-threshold", "1.5"])
+    assert result.exit_code != 0 and not (tmp_path / "bad").exists()

@@ -134,13 +134,18 @@ def assemble_cli(
                                             "`term_ruler`: training terms the NER misses"),
     drop_nil: bool = typer.Option(False, "--drop-nil", help="End the pipeline with "
                                   "bio_drop_nil: entities no linker links are dropped"),
+    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", min=0.0, max=1.0,
+                                                  help="The added linkers' NIL threshold "
+                                                  "(default: LINKER_DIR's); with --drop-nil, "
+                                                  "entities linked below it are dropped"),
 ):
     """Add LINKER_DIR's bio_linker after NER_DIR's ner and save: a text-in, links-out pipeline.
     A linker of another name already in NER_DIR stays: linkers are added one at a time."""
     from ..linker.assemble import assemble_pipeline
 
     nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force, name=name,
-                            patterns=patterns, drop_nil=drop_nil)
+                            patterns=patterns, drop_nil=drop_nil,
+                            nil_threshold=nil_threshold)
     msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
 
 

@@ -28,7 +28,8 @@ logger = logging.getLogger(__name__)
 
 def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathLike, *,
                       force: bool = False, name: Optional[str] = None,
-                      patterns: Optional[PathLike] = None, drop_nil: bool = False) -> Language:
+                      patterns: Optional[PathLike] = None, drop_nil: bool = False,
+                      nil_threshold: Optional[float] = None) -> Language:
     """Save NER_DIR's pipeline with LINKER_DIR's linkers added after it to OUTPUT_DIR.
 
     Each linker keeps its pipe name from LINKER_DIR; `name` renames the linker of a
@@ -41,6 +42,9 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     `term_ruler` (bio_term_ruler: spaCy's span_ruler, patterns tokenized alone), replacing
     one already there. drop_nil: end the
     pipeline with bio_drop_nil (linker/drop_nil.py); linkers added later go before it.
+    nil_threshold: the added linkers' NIL threshold (their `threshold` setting) in the
+    joined pipeline, LINKER_DIR's own when None. On raw text a higher one than on gold
+    mentions pays with drop_nil: a span the linker is unsure of is more often no entity.
     """
     output_dir = check_output_path(output_dir, kind="dir", what="the joined pipeline",
                                    force=force)
@@ -51,6 +55,11 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     term_patterns = read_term_patterns(patterns) if patterns is not None else None
     linker_nlp = load_linker_pipeline(linker_dir)
     linkers = [source for source, _ in require_linkers(linker_nlp, linker_dir)]
+    if nil_threshold is not None:
+        # The policy is built from config.cfg at load, so the linkers are loaded again
+        # with the threshold set there; sourcing then copies it into the joined config.
+        linker_nlp = load_linker_pipeline(linker_dir, config={"components": {
+            source: {"threshold": nil_threshold} for source in linkers}})
     if name is not None and len(linkers) > 1:
         raise BioLinkError(Errors.E407.format(name=name, path=linker_dir, n=len(linkers),
                                               names=", ".join(linkers)))

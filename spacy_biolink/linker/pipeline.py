@@ -326,8 +326,8 @@ _LOAD_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, EOF
                 OSError, UnicodeDecodeError)
 
 
-def load_linker_pipeline(path: PathLike) -> Language:
-    """spacy.load with an error that says what is wrong with a bad model directory: a
+def load_linker_pipeline(path: PathLike, config: Optional[Dict] = None) -> Language:
+    """spacy.load (with `config` overrides, if any) with an error that says what is wrong with a bad model directory: a
     damaged spaCy-owned file (config.cfg, meta.json, tokenizer, a file of vocab/) is
     named (E190), an invalid config explained (E192), anything else that stops the load
     reported with its reason (E191). A save killed between its two renames (only where
@@ -353,7 +353,7 @@ def load_linker_pipeline(path: PathLike) -> Language:
 
     check_saved_transformers(path)
     try:
-        return spacy.load(path)
+        return spacy.load(path, config=config or {})
     except BioLinkError:
         raise
     except (configparser.Error, RegistryError, ConfigValidationError) as err:
