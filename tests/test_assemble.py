@@ -152,3 +152,25 @@ def test_assemble_nil_threshold_drops_the_unsure_links(ner_dir, linker_dir, tmp_
     result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "bad"),
                                  "--nil-threshold", "1.5"])
     assert result.exit_code != 0 and not (tmp_path / "bad").exists()
+
+
+def test_an_ner_with_static_vectors_assembles_without_a_vectors_warning(ner_dir, linker_dir,
+                                                                         tmp_path):
+    """The `all` NER has static vectors and the linker pipeline none: spaCy's W113 (sourced
+    pipe, other vectors) is a false alarm for a linker, which never reads them, so assemble
+    shows none; the links are those of the NER without vectors."""
+    import warnings
+
+    import numpy
+
+    nlp = spacy.load(ner_dir)
+    for word in ["diabetes", "cancer"]:
+        nlp.vocab.set_vector(word, numpy.ones(4, dtype="float32"))
+    nlp.to_disk(tmp_path / "ner_vectors")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        joined = assemble_pipeline(tmp_path / "ner_vectors", linker_dir, tmp_path / "full")
+    assert not [w for w in caught if "W113" in str(w.message)]
+    assert joined.vocab.vectors.n_keys == 2 and joined.vocab.vectors.shape[1] == 4
+    assert [(e.text, e.kb_id_) for e in joined(TRAIN[1][0]).ents] \
+        == [("breast cancer", "D001943"), ("NIDDM", "D003924")]

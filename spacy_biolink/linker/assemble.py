@@ -9,6 +9,7 @@ second linker joins an assembled pipeline beside the first: assemble the NER wit
 disease linker, then that output with a chemical linker under another name.
 """
 import logging
+import warnings
 from typing import Optional
 
 from spacy.language import Language
@@ -71,7 +72,11 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
             nlp.remove_pipe(target)
         # Before the NIL drop when there is one: it judges the links of every linker.
         where = {"before": DROP_NIL_NAME} if DROP_NIL_NAME in nlp.pipe_names else {}
-        pipe = nlp.add_pipe(source, name=target, source=linker_nlp, **where)
+        with warnings.catch_warnings():
+            # spaCy warns (W113) when the NER's static vectors differ from the linker
+            # pipeline's; a linker never reads vocab.vectors, so the warning is no news.
+            warnings.filterwarnings("ignore", message=r"\[W113\]")
+            pipe = nlp.add_pipe(source, name=target, source=linker_nlp, **where)
         if getattr(pipe, "nothing_to_link", None) is not None:
             # The check sourced with the pipe watches the pipeline it came from.
             pipe.nothing_to_link = NothingToLinkCheck(nlp, target, pipe.cfg.get("spans_key"))
