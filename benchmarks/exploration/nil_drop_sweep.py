@@ -1,26 +1,44 @@
 #!/usr/bin/env python
 """End-to-end NER and linking P/R/F1 of an assembled pipeline (with bio_drop_nil) under
 several NIL thresholds, one process: the choice behind `assemble --nil-threshold`.
-Choose on dev.
+Every linker of the pipeline gets the threshold; with --types each type is scored apart
+(labels must match), so that with one linker per type the columns choose apart. Choose
+on dev, with linkers whose dictionary holds no dev mention.
 
     python benchmarks/exploration/nil_drop_sweep.py PIPELINE corpus/dev.spacy 0.45 0.8 0.85
+    python benchmarks/exploration/nil_drop_sweep.py DEV_PIPELINE_BC5CDR bc5cdr_dev.spacy \
+        0.45 0.65 0.75 0.85 0.95 --types Disease,Chemical
 """
-import sys
+import argparse
 
 
 def main() -> None:
-    """Print one line of P/R/F1 per threshold."""
+    """Print one line of P/R/F1 per threshold (per type, then over all, with --types)."""
     import spacy
 
     from spacy_biolink.evaluation import evaluate_end_to_end
+    from spacy_biolink.linker.find import linker_pipes
 
-    model, gold = sys.argv[1], sys.argv[2]
-    for threshold in [float(x) for x in sys.argv[3:]]:
-        nlp = spacy.load(model, config={"components": {"bio_linker": {"threshold": threshold}}})
-        result = evaluate_end_to_end(nlp, gold, path=model)
-        ner, link = result["ner"], result["linking"]
-        print(f"t={threshold:.2f} NER P/R/F {ner['p']:.4f}/{ner['r']:.4f}/{ner['f']:.4f}  "
-              f"link P/R/F {link['p']:.4f}/{link['r']:.4f}/{link['f']:.4f}", flush=True)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("pipeline")
+    parser.add_argument("gold")
+    parser.add_argument("thresholds", nargs="+", type=float)
+    parser.add_argument("--types", default="", help="score these types apart (comma-separated)")
+    args = parser.parse_args()
+    names = [name for name, _ in linker_pipes(spacy.load(args.pipeline))]
+    types = [t for t in args.types.split(",") if t]
+    for threshold in args.thresholds:
+        nlp = spacy.load(args.pipeline, config={"components": {
+            name: {"threshold": threshold} for name in names}})
+        row = [f"t={threshold:.2f}"]
+        for label in types + [None]:
+            result = evaluate_end_to_end(nlp, args.gold, path=args.pipeline,
+                                         match_labels=bool(types),
+                                         types={label} if label else None)
+            ner, link = result["ner"], result["linking"]
+            row.append(f"{label or 'all'} NER P/R/F {ner['p']:.4f}/{ner['r']:.4f}/{ner['f']:.4f} "
+                       f"link P/R/F {link['p']:.4f}/{link['r']:.4f}/{link['f']:.4f}")
+        print(" | ".join(row), flush=True)
 
 
 if __name__ == "__main__":
