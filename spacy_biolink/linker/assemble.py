@@ -10,8 +10,10 @@ disease linker, then that output with a chemical linker under another name.
 """
 import logging
 import warnings
-from typing import Optional
+from pathlib import Path
+from typing import List, Optional, Tuple
 
+from spacy import util
 from spacy.language import Language
 
 from ..errors import BioLinkError, Errors
@@ -19,12 +21,40 @@ from ..io.files import check_output_path, save_pipeline
 from ..runners.local import entity_setting_pipes
 from ..ner.term_patterns import TERM_RULER_NAME, add_term_ruler, read_term_patterns
 from .drop_nil import DROP_NIL_NAME
-from .find import require_linkers
+from .find import configured_linkers, require_linkers
 from .nothing_to_link import NothingToLinkCheck
 from .pipeline import load_linker_pipeline, report_leftover_temp_dirs
 from ..io.util import PathLike
 
 logger = logging.getLogger(__name__)
+
+
+def _load_linkers(linker_dir: PathLike, nil_threshold: Optional[float]
+                  ) -> Tuple[Language, List[str]]:
+    """LINKER_DIR's pipeline and the names of its linkers, their NIL threshold set to
+    nil_threshold when given. The policy is built from config.cfg at load, so the
+    threshold goes in as a config override (sourcing then copies it into the joined
+    config); the linkers' names come from config.cfg first, so that the pipeline, which
+    can be gigabytes, is loaded once."""
+    def overrides(names):
+        if nil_threshold is None:
+            return None
+        return {"components": {name: {"threshold": nil_threshold} for name in names}}
+
+    named = []
+    if nil_threshold is not None:
+        try:
+            named = configured_linkers(util.load_config(Path(linker_dir) / "config.cfg",
+                                                        interpolate=False))
+        except Exception:  # noqa: BLE001 - a config spaCy cannot read: the load says why
+            named = []
+    linker_nlp = load_linker_pipeline(linker_dir, config=overrides(named))
+    linkers = [source for source, _ in require_linkers(linker_nlp, linker_dir)]
+    if nil_threshold is not None and set(linkers) - set(named):
+        # a linker made by another factory (a BioLinker subclass): config.cfg did not say
+        del linker_nlp
+        linker_nlp = load_linker_pipeline(linker_dir, config=overrides(linkers))
+    return linker_nlp, linkers
 
 
 def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathLike, *,
@@ -54,13 +84,7 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     if not entity_setting_pipes(nlp):
         raise BioLinkError(Errors.E758.format(path=ner_dir, pipes=nlp.pipe_names))
     term_patterns = read_term_patterns(patterns) if patterns is not None else None
-    linker_nlp = load_linker_pipeline(linker_dir)
-    linkers = [source for source, _ in require_linkers(linker_nlp, linker_dir)]
-    if nil_threshold is not None:
-        # The policy is built from config.cfg at load, so the linkers are loaded again
-        # with the threshold set there; sourcing then copies it into the joined config.
-        linker_nlp = load_linker_pipeline(linker_dir, config={"components": {
-            source: {"threshold": nil_threshold} for source in linkers}})
+    linker_nlp, linkers = _load_linkers(linker_dir, nil_threshold)
     if name is not None and len(linkers) > 1:
         raise BioLinkError(Errors.E407.format(name=name, path=linker_dir, n=len(linkers),
                                               names=", ".join(linkers)))
