@@ -138,6 +138,11 @@ def assemble_cli(
                                                   help="The added linkers' NIL threshold "
                                                   "(default: LINKER_DIR's); with --drop-nil, "
                                                   "entities linked below it are dropped"),
+    propagate: Optional[str] = typer.Option(None, "--propagate", help="Add bio_propagate "
+                                            "after the NER with these rules (comma-"
+                                            "separated): abbreviations (a defined short "
+                                            "form takes its long form's label), repeats "
+                                            "(an entity's text, wherever it recurs)"),
 ):
     """Add LINKER_DIR's bio_linker after NER_DIR's ner and save: a text-in, links-out pipeline.
     A linker of another name already in NER_DIR stays: linkers are added one at a time."""
@@ -145,7 +150,9 @@ def assemble_cli(
 
     nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force, name=name,
                             patterns=patterns, drop_nil=drop_nil,
-                            nil_threshold=nil_threshold)
+                            nil_threshold=nil_threshold,
+                            propagate=None if propagate is None
+                            else [rule.strip() for rule in propagate.split(",") if rule.strip()])
     msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
 
 

@@ -11,7 +11,7 @@ disease linker, then that output with a chemical linker under another name.
 import logging
 import warnings
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from spacy import util
 from spacy.language import Language
@@ -19,6 +19,7 @@ from spacy.language import Language
 from ..errors import BioLinkError, Errors
 from ..io.files import check_output_path, save_pipeline
 from ..runners.local import entity_setting_pipes
+from ..ner.propagate import PROPAGATE_NAME
 from ..ner.term_patterns import TERM_RULER_NAME, add_term_ruler, read_term_patterns
 from .drop_nil import DROP_NIL_NAME
 from .find import configured_linkers, require_linkers
@@ -60,7 +61,8 @@ def _load_linkers(linker_dir: PathLike, nil_threshold: Optional[float]
 def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathLike, *,
                       force: bool = False, name: Optional[str] = None,
                       patterns: Optional[PathLike] = None, drop_nil: bool = False,
-                      nil_threshold: Optional[float] = None) -> Language:
+                      nil_threshold: Optional[float] = None,
+                      propagate: Optional[Sequence[str]] = None) -> Language:
     """Save NER_DIR's pipeline with LINKER_DIR's linkers added after it to OUTPUT_DIR.
 
     Each linker keeps its pipe name from LINKER_DIR; `name` renames the linker of a
@@ -76,7 +78,12 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     nil_threshold: the added linkers' NIL threshold (their `threshold` setting) in the
     joined pipeline, LINKER_DIR's own when None. On raw text a higher one than on gold
     mentions pays with drop_nil: a span the linker is unsure of is more often no entity.
+    propagate: put `bio_propagate` (ner/propagate.py) after the NER and its term ruler,
+    replacing one already there, with these of its rules on: "abbreviations" (a defined
+    short form takes its long form's label, everywhere), "repeats" (an entity's text,
+    wherever it recurs untagged).
     """
+    propagate_config = _propagate_config(propagate) if propagate is not None else None
     output_dir = check_output_path(output_dir, kind="dir", what="the joined pipeline",
                                    force=force)
     report_leftover_temp_dirs(output_dir)
@@ -107,6 +114,12 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     if term_patterns is not None:
         ner_pipes = [p for p in entity_setting_pipes(nlp) if p != TERM_RULER_NAME]
         add_term_ruler(nlp, term_patterns, after=ner_pipes[-1] if ner_pipes else None)
+    if propagate_config is not None:
+        if PROPAGATE_NAME in nlp.pipe_names:
+            nlp.remove_pipe(PROPAGATE_NAME)
+        # entity_setting_pipes is not empty (E758 above); the linkers come after it.
+        nlp.add_pipe(PROPAGATE_NAME, config=propagate_config,
+                     after=entity_setting_pipes(nlp)[-1])
     if drop_nil and DROP_NIL_NAME not in nlp.pipe_names:
         nlp.add_pipe("bio_drop_nil", name=DROP_NIL_NAME)
     # Settings the linker's pipeline keeps in its meta (e.g. kb_url_template) travel with it
@@ -115,3 +128,16 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     save_pipeline(nlp, output_dir)
     logger.info("Saved %s (pipes: %s) to %s", ner_dir, nlp.pipe_names, output_dir)
     return nlp
+
+
+PROPAGATE_RULES = ("abbreviations", "repeats")
+
+
+def _propagate_config(rules: Sequence[str]) -> dict:
+    """bio_propagate's config with `rules` on and the others off (E480 on an unknown one)."""
+    unknown = [rule for rule in rules if rule not in PROPAGATE_RULES]
+    if unknown or not rules:
+        raise BioLinkError(Errors.E480.format(
+            option="--propagate", value=",".join(rules),
+            what="a comma-separated list of " + " and ".join(PROPAGATE_RULES)))
+    return {rule: rule in rules for rule in PROPAGATE_RULES}

@@ -1,0 +1,120 @@
+"""bio_propagate: what the NER found once in a document, found wherever it recurs there.
+
+A statistical NER judges each occurrence in its own context, so it tags "nitroglycerin"
+and misses the "NTG" it defines, or tags a drug in one sentence and not in the next. An
+abstract keeps its terms, so after the NER (and the term ruler), before the linkers:
+
+- abbreviations: a short form defined in the document ("nitroglycerin (NTG)") whose long
+  form is an entity, or ends in one covering at least half of it, takes that entity's
+  label: its untagged occurrences become entities, and entities spelled as the short form
+  under another label take the long form's.
+- repeats: each entity's text, where it occurs again untagged, becomes an entity of the
+  same label.
+
+An occurrence is taken only where it starts and ends on token boundaries and touches no
+entity already there; the first entity of a spelling decides its label. The linkers after
+this pipe link the new entities like the others, and bio_drop_nil judges them.
+"""
+import re
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+
+from ..text.abbreviations import AbbreviationResolver
+
+PROPAGATE_NAME = "bio_propagate"
+# The long form's entity must cover at least this share of its characters: "dual
+# adenosine A(2A)/A(1) receptor antagonist" ending in "antagonist" names no drug.
+MIN_LONG_FORM_SHARE = 0.5
+
+
+@Language.factory(
+    PROPAGATE_NAME,
+    # It only repeats entities an NER already found: listing doc.ents as assigned would
+    # make it count as a span source for the checks that look for one.
+    requires=["doc.ents"],
+    default_config={"abbreviations": True, "repeats": False, "min_repeat_chars": 3},
+)
+def make_propagate(nlp: Language, name: str, *, abbreviations: bool, repeats: bool,
+                   min_repeat_chars: int):
+    """The `bio_propagate` factory: a Propagate pipe (config: abbreviations, repeats,
+    min_repeat_chars)."""
+    return Propagate(nlp, name, abbreviations=abbreviations, repeats=repeats,
+                     min_repeat_chars=min_repeat_chars)
+
+
+class Propagate:
+    """Adds to doc.ents the untagged recurrences of its entities (module docstring)."""
+
+    def __init__(self, nlp: Language, name: str = PROPAGATE_NAME, *,
+                 abbreviations: bool = True, repeats: bool = False,
+                 min_repeat_chars: int = 3):
+        self.name = name
+        self.abbreviations = abbreviations
+        self.repeats = repeats
+        self.min_repeat_chars = min_repeat_chars
+        self._resolver = AbbreviationResolver(nlp.vocab)
+
+    def __call__(self, doc: Doc) -> Doc:
+        """Add the recurrences of `doc`'s entities to doc.ents in place and return it."""
+        ents = list(doc.ents)
+        if not ents:
+            return doc
+        taken = bytearray(len(doc))
+        for ent in ents:
+            taken[ent.start:ent.end] = b"\x01" * len(ent)
+        added: List[Span] = []
+        spellings: Iterable[Tuple[str, str]] = ()
+        if self.abbreviations:
+            labels = self._short_form_labels(doc, ents)
+            # A short form tagged under another label than its long form's takes that one.
+            ents = [_relabelled(ent, labels[ent.text])
+                    if ent.label_ != labels.get(ent.text, ent.label_) else ent
+                    for ent in ents]
+            spellings = labels.items()
+        if self.repeats:
+            first_labels: Dict[str, str] = {}
+            for ent in ents:
+                if len(ent.text) >= self.min_repeat_chars:
+                    first_labels.setdefault(ent.text, ent.label_)
+            spellings = list(spellings) + list(first_labels.items())
+        for text, label in spellings:
+            for start, end in _free_occurrences(doc, text, taken):
+                taken[start:end] = b"\x01" * (end - start)
+                added.append(Span(doc, start, end, label=label))
+        doc.ents = sorted(ents + added, key=lambda span: span.start)
+        return doc
+
+    def pipe(self, docs, batch_size: int = 128):
+        """Each doc of `docs`, its entities' recurrences added."""
+        for doc in docs:
+            yield self(doc)
+
+    def _short_form_labels(self, doc: Doc, ents: List[Span]) -> Dict[str, str]:
+        """Short form -> the label of the entity its long form is (or ends in)."""
+        by_text: Dict[str, str] = {}
+        for ent in ents:
+            by_text.setdefault(ent.text, ent.label_)
+        labels = {}
+        for short, long in self._resolver.long_forms(doc).items():
+            label = by_text.get(long)
+            if label is None:
+                label = next((ent.label_ for ent in ents if long.endswith(ent.text)
+                              and len(ent.text) >= MIN_LONG_FORM_SHARE * len(long)), None)
+            if label is not None and short:
+                labels[short] = label
+        return labels
+
+
+def _relabelled(ent: Span, label: str) -> Span:
+    return Span(ent.doc, ent.start, ent.end, label=label, kb_id=ent.kb_id)
+
+
+def _free_occurrences(doc: Doc, text: str, taken: bytearray) -> Iterator[Tuple[int, int]]:
+    """Token ranges where `text` occurs as a whole word on token boundaries, touching no
+    taken token."""
+    for match in re.finditer(r"(?<!\w)" + re.escape(text) + r"(?!\w)", doc.text):
+        span: Optional[Span] = doc.char_span(match.start(), match.end())
+        if span is not None and not any(taken[span.start:span.end]):
+            yield span.start, span.end

@@ -1,0 +1,126 @@
+"""bio_propagate: the NER's entities carried to their abbreviations and recurrences."""
+import pytest
+import spacy
+from spacy.tokens import Doc, Span
+from typer.testing import CliRunner
+
+from spacy_biolink.cli import app
+from spacy_biolink.errors import BioLinkError
+from spacy_biolink.linker.assemble import assemble_pipeline
+
+from .test_assemble import linker_dir, ner_dir  # noqa: F401 - fixtures
+
+
+def _tagged(nlp, text, ents):
+    """`text` as the NER would leave it: `ents` are (text, label), each its first
+    occurrence."""
+    doc = nlp.make_doc(text)
+    spans = []
+    for ent_text, label in ents:
+        start = text.index(ent_text)
+        spans.append(doc.char_span(start, start + len(ent_text), label=label))
+    doc.ents = spans
+    return doc
+
+
+def _ents(doc):
+    return [(e.text, e.start_char, e.label_) for e in doc.ents]
+
+
+def test_a_defined_short_form_takes_its_long_forms_label_everywhere():
+    nlp = spacy.blank("en")
+    propagate = nlp.add_pipe("bio_propagate")
+    assert not propagate.repeats  # the default: abbreviations only
+    text = "Nitroglycerin (NTG) causes headache. After NTG, headache and NTG-induced pain."
+    doc = propagate(_tagged(nlp, text, [("Nitroglycerin", "Chemical"), ("headache", "Disease")]))
+    assert _ents(doc) == [("Nitroglycerin", 0, "Chemical"), ("NTG", 15, "Chemical"),
+                          ("headache", 27, "Disease"), ("NTG", 43, "Chemical"),
+                          ("NTG", 61, "Chemical")]
+
+
+def test_a_short_form_tagged_under_another_label_takes_the_long_forms():
+    nlp = spacy.blank("en")
+    propagate = nlp.add_pipe("bio_propagate")
+    text = "Cyclophosphamide (CP) was given. CP caused cystitis."
+    doc = _tagged(nlp, text, [("Cyclophosphamide", "Chemical"), ("cystitis", "Disease")])
+    later_cp = doc.char_span(33, 35, label="Disease")
+    doc.ents = sorted(list(doc.ents) + [later_cp], key=lambda e: e.start)
+    assert _ents(propagate(doc)) == [("Cyclophosphamide", 0, "Chemical"), ("CP", 18, "Chemical"),
+                                     ("CP", 33, "Chemical"), ("cystitis", 43, "Disease")]
+
+
+def test_a_long_form_ending_in_an_entity_counts_only_when_the_entity_is_most_of_it():
+    nlp = spacy.blank("en")
+    propagate = nlp.add_pipe("bio_propagate")
+    # "nitroprusside" is 13 of "sodium nitroprusside"'s 20 characters: SNP is the drug.
+    doc = propagate(_tagged(nlp, "Sodium nitroprusside (SNP) lowers pressure. SNP works.",
+                            [("nitroprusside", "Chemical")]))
+    assert [e.text for e in doc.ents] == ["nitroprusside", "SNP", "SNP"]
+    # "antagonist" is 10 of 35: the short form is no drug because its long form ends in one.
+    doc = propagate(_tagged(nlp, "A dual adenosine receptor antagonist (DARA) helps. DARA.",
+                            [("antagonist", "Chemical")]))
+    assert [e.text for e in doc.ents] == ["antagonist"]
+
+
+def test_repeats_tag_an_entitys_untagged_recurrences_on_token_boundaries():
+    nlp = spacy.blank("en")
+    propagate = nlp.add_pipe("bio_propagate", config={"repeats": True, "abbreviations": False})
+    text = ("Quetiapine overdose. Quetiapine levels rose; quetiapines and Quetiapine-like "
+            "drugs; quetiapine overdose in a man. Quetiapine.")
+    doc = _tagged(nlp, text, [("Quetiapine", "Chemical"), ("quetiapine overdose", "Disease")])
+    assert _ents(propagate(doc)) == [
+        ("Quetiapine", 0, "Chemical"), ("Quetiapine", 21, "Chemical"),
+        ("Quetiapine", 61, "Chemical"),  # "quetiapines" is another word
+        ("quetiapine overdose", 84, "Disease"), ("Quetiapine", text.rindex("Q"), "Chemical")]
+    # a recurrence that is not a token of its own is left alone
+    doc = Doc(nlp.vocab, words=["lead", "and", "lead+x", "lead"])
+    doc.ents = [Span(doc, 0, 1, label="Chemical")]
+    assert [(e.start, e.end) for e in propagate(doc).ents] == [(0, 1), (3, 4)]
+    # shorter than min_repeat_chars: not repeated
+    doc = Doc(nlp.vocab, words=["Pb", "and", "Pb"])
+    doc.ents = [Span(doc, 0, 1, label="Chemical")]
+    assert len(propagate(doc).ents) == 1
+
+
+def test_the_pipe_round_trips_with_its_config(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bio_propagate", config={"repeats": True, "min_repeat_chars": 5})
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p")
+    pipe = loaded.get_pipe("bio_propagate")
+    assert (pipe.abbreviations, pipe.repeats, pipe.min_repeat_chars) == (True, True, 5)
+    pipe = spacy.load(tmp_path / "p", config={"components": {"bio_propagate": {
+        "min_repeat_chars": 2}}}).get_pipe("bio_propagate")
+    assert pipe.min_repeat_chars == 2
+    assert loaded("no entities here").ents == ()
+
+
+def test_assemble_propagate_goes_after_the_ner_and_the_new_spans_are_linked(
+        ner_dir, linker_dir, tmp_path):  # noqa: F811 - fixtures
+    patterns = tmp_path / "patterns.jsonl"
+    patterns.write_text('{"label": "Disease", "pattern": "hirschsprung disease"}\n')
+    text = "Hirschsprung disease (HSCR) runs in families. HSCR is rare."
+    runner = CliRunner()
+    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "out"),
+                                 "--patterns", str(patterns), "--drop-nil",
+                                 "--propagate", "abbreviations,repeats"])
+    assert result.exit_code == 0, result.output
+    nlp = spacy.load(tmp_path / "out")
+    assert nlp.pipe_names == ["ner", "term_ruler", "bio_propagate", "bio_linker", "bio_drop_nil"]
+    assert nlp.get_pipe("bio_propagate").repeats
+    assert [(e.text, e.kb_id_) for e in nlp(text).ents] == [
+        ("Hirschsprung disease", "D006527"), ("HSCR", "D006527"), ("HSCR", "D006527")]
+    with nlp.select_pipes(disable=["bio_propagate"]):
+        assert [e.text for e in nlp(text).ents] == ["Hirschsprung disease"]
+    # a second linker goes after it; a term ruler added later goes before it
+    assemble_pipeline(tmp_path / "out", linker_dir, tmp_path / "two", name="second_linker",
+                      patterns=patterns)
+    assert spacy.load(tmp_path / "two").pipe_names == [
+        "ner", "term_ruler", "bio_propagate", "bio_linker", "second_linker", "bio_drop_nil"]
+    with pytest.raises(BioLinkError, match="E480.*--propagate.*'abbreviations,typo'"):
+        assemble_pipeline(ner_dir, linker_dir, tmp_path / "bad", propagate=["abbreviations",
+                                                                            "typo"])
+    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "bad"),
+                                 "--propagate", ""])
+    assert result.exit_code == 1 and "E480" in result.output
+    assert not (tmp_path / "bad").exists()
