@@ -174,3 +174,36 @@ def test_an_ner_with_static_vectors_assembles_without_a_vectors_warning(ner_dir,
     assert joined.vocab.vectors.n_keys == 2 and joined.vocab.vectors.shape[1] == 4
     assert [(e.text, e.kb_id_) for e in joined(TRAIN[1][0]).ents] \
         == [("breast cancer", "D001943"), ("NIDDM", "D003924")]
+
+
+def test_assemble_propagate_goes_after_the_ner_and_the_new_spans_are_linked(ner_dir, linker_dir,
+                                                                           tmp_path):
+    """bio_propagate (tests/test_propagate.py) after the NER and its term ruler, before the
+    linkers, which link the abbreviations it tags."""
+    patterns = tmp_path / "patterns.jsonl"
+    patterns.write_text('{"label": "Disease", "pattern": "hirschsprung disease"}\n')
+    text = "Hirschsprung disease (HSCR) runs in families. HSCR is rare."
+    runner = CliRunner()
+    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "out"),
+                                 "--patterns", str(patterns), "--drop-nil",
+                                 "--propagate", "abbreviations,repeats"])
+    assert result.exit_code == 0, result.output
+    nlp = spacy.load(tmp_path / "out")
+    assert nlp.pipe_names == ["ner", "term_ruler", "bio_propagate", "bio_linker", "bio_drop_nil"]
+    assert nlp.get_pipe("bio_propagate").repeats
+    assert [(e.text, e.kb_id_) for e in nlp(text).ents] == [
+        ("Hirschsprung disease", "D006527"), ("HSCR", "D006527"), ("HSCR", "D006527")]
+    with nlp.select_pipes(disable=["bio_propagate"]):
+        assert [e.text for e in nlp(text).ents] == ["Hirschsprung disease"]
+    # a second linker goes after it; a term ruler added later goes before it
+    assemble_pipeline(tmp_path / "out", linker_dir, tmp_path / "two", name="second_linker",
+                      patterns=patterns)
+    assert spacy.load(tmp_path / "two").pipe_names == [
+        "ner", "term_ruler", "bio_propagate", "bio_linker", "second_linker", "bio_drop_nil"]
+    with pytest.raises(BioLinkError, match="E480.*--propagate.*'abbreviations,typo'"):
+        assemble_pipeline(ner_dir, linker_dir, tmp_path / "bad", propagate=["abbreviations",
+                                                                            "typo"])
+    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "bad"),
+                                 "--propagate", ""])
+    assert result.exit_code == 1 and "E480" in result.output
+    assert not (tmp_path / "bad").exists()

@@ -1,14 +1,6 @@
 """bio_propagate: the NER's entities carried to their abbreviations and recurrences."""
-import pytest
 import spacy
 from spacy.tokens import Doc, Span
-from typer.testing import CliRunner
-
-from spacy_biolink.cli import app
-from spacy_biolink.errors import BioLinkError
-from spacy_biolink.linker.assemble import assemble_pipeline
-
-from .test_assemble import linker_dir, ner_dir  # noqa: F401 - fixtures
 
 
 def _tagged(nlp, text, ents):
@@ -93,34 +85,3 @@ def test_the_pipe_round_trips_with_its_config(tmp_path):
         "min_repeat_chars": 2}}}).get_pipe("bio_propagate")
     assert pipe.min_repeat_chars == 2
     assert loaded("no entities here").ents == ()
-
-
-def test_assemble_propagate_goes_after_the_ner_and_the_new_spans_are_linked(
-        ner_dir, linker_dir, tmp_path):  # noqa: F811 - fixtures
-    patterns = tmp_path / "patterns.jsonl"
-    patterns.write_text('{"label": "Disease", "pattern": "hirschsprung disease"}\n')
-    text = "Hirschsprung disease (HSCR) runs in families. HSCR is rare."
-    runner = CliRunner()
-    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "out"),
-                                 "--patterns", str(patterns), "--drop-nil",
-                                 "--propagate", "abbreviations,repeats"])
-    assert result.exit_code == 0, result.output
-    nlp = spacy.load(tmp_path / "out")
-    assert nlp.pipe_names == ["ner", "term_ruler", "bio_propagate", "bio_linker", "bio_drop_nil"]
-    assert nlp.get_pipe("bio_propagate").repeats
-    assert [(e.text, e.kb_id_) for e in nlp(text).ents] == [
-        ("Hirschsprung disease", "D006527"), ("HSCR", "D006527"), ("HSCR", "D006527")]
-    with nlp.select_pipes(disable=["bio_propagate"]):
-        assert [e.text for e in nlp(text).ents] == ["Hirschsprung disease"]
-    # a second linker goes after it; a term ruler added later goes before it
-    assemble_pipeline(tmp_path / "out", linker_dir, tmp_path / "two", name="second_linker",
-                      patterns=patterns)
-    assert spacy.load(tmp_path / "two").pipe_names == [
-        "ner", "term_ruler", "bio_propagate", "bio_linker", "second_linker", "bio_drop_nil"]
-    with pytest.raises(BioLinkError, match="E480.*--propagate.*'abbreviations,typo'"):
-        assemble_pipeline(ner_dir, linker_dir, tmp_path / "bad", propagate=["abbreviations",
-                                                                            "typo"])
-    result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "bad"),
-                                 "--propagate", ""])
-    assert result.exit_code == 1 and "E480" in result.output
-    assert not (tmp_path / "bad").exists()

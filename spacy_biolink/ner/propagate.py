@@ -15,13 +15,12 @@ An occurrence is taken only where it starts and ends on token boundaries and tou
 entity already there; the first entity of a spelling decides its label. The linkers after
 this pipe link the new entities like the others, and bio_drop_nil judges them.
 """
-import re
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from ..text.abbreviations import AbbreviationResolver
+from ..text.abbreviations import AbbreviationResolver, doc_text
 
 PROPAGATE_NAME = "bio_propagate"
 # The long form's entity must cover at least this share of its characters: "dual
@@ -61,29 +60,37 @@ class Propagate:
         ents = list(doc.ents)
         if not ents:
             return doc
+        # doc.text and span.text make a Token object per token each time they are read:
+        # the text is made once, from arrays, and the entities' texts cut from it.
+        text_of_doc = doc_text(doc)
+        labelled = [(text_of_doc[ent.start_char:ent.end_char], ent.label_) for ent in ents]
         taken = bytearray(len(doc))
         for ent in ents:
             taken[ent.start:ent.end] = b"\x01" * len(ent)
-        added: List[Span] = []
-        spellings: Iterable[Tuple[str, str]] = ()
+        spellings: List[Tuple[str, str]] = []
+        relabelled = False
         if self.abbreviations:
-            labels = self._short_form_labels(doc, ents)
+            labels = self._short_form_labels(doc, labelled)
             # A short form tagged under another label than its long form's takes that one.
-            ents = [_relabelled(ent, labels[ent.text])
-                    if ent.label_ != labels.get(ent.text, ent.label_) else ent
-                    for ent in ents]
-            spellings = labels.items()
+            for i, (text, label) in enumerate(labelled):
+                if label != labels.get(text, label):
+                    ents[i] = _relabelled(ents[i], labels[text])
+                    labelled[i] = (text, labels[text])
+                    relabelled = True
+            spellings.extend(labels.items())
         if self.repeats:
             first_labels: Dict[str, str] = {}
-            for ent in ents:
-                if len(ent.text) >= self.min_repeat_chars:
-                    first_labels.setdefault(ent.text, ent.label_)
-            spellings = list(spellings) + list(first_labels.items())
+            for text, label in labelled:
+                if len(text) >= self.min_repeat_chars:
+                    first_labels.setdefault(text, label)
+            spellings.extend(first_labels.items())
+        added: List[Span] = []
         for text, label in spellings:
-            for start, end in _free_occurrences(doc, text, taken):
+            for start, end in _free_occurrences(doc, text_of_doc, text, taken):
                 taken[start:end] = b"\x01" * (end - start)
                 added.append(Span(doc, start, end, label=label))
-        doc.ents = sorted(ents + added, key=lambda span: span.start)
+        if added or relabelled:
+            doc.ents = sorted(ents + added, key=lambda span: span.start)
         return doc
 
     def pipe(self, docs, batch_size: int = 128):
@@ -91,17 +98,19 @@ class Propagate:
         for doc in docs:
             yield self(doc)
 
-    def _short_form_labels(self, doc: Doc, ents: List[Span]) -> Dict[str, str]:
-        """Short form -> the label of the entity its long form is (or ends in)."""
+    def _short_form_labels(self, doc: Doc, labelled: List[Tuple[str, str]]
+                           ) -> Dict[str, str]:
+        """Short form -> the label of the entity its long form is (or ends in), from the
+        doc's entities as (text, label)."""
         by_text: Dict[str, str] = {}
-        for ent in ents:
-            by_text.setdefault(ent.text, ent.label_)
+        for text, label in labelled:
+            by_text.setdefault(text, label)
         labels = {}
         for short, long in self._resolver.long_forms(doc).items():
             label = by_text.get(long)
             if label is None:
-                label = next((ent.label_ for ent in ents if long.endswith(ent.text)
-                              and len(ent.text) >= MIN_LONG_FORM_SHARE * len(long)), None)
+                label = next((label for text, label in labelled if long.endswith(text)
+                              and len(text) >= MIN_LONG_FORM_SHARE * len(long)), None)
             if label is not None and short:
                 labels[short] = label
         return labels
@@ -111,10 +120,21 @@ def _relabelled(ent: Span, label: str) -> Span:
     return Span(ent.doc, ent.start, ent.end, label=label, kb_id=ent.kb_id)
 
 
-def _free_occurrences(doc: Doc, text: str, taken: bytearray) -> Iterator[Tuple[int, int]]:
-    """Token ranges where `text` occurs as a whole word on token boundaries, touching no
-    taken token."""
-    for match in re.finditer(r"(?<!\w)" + re.escape(text) + r"(?!\w)", doc.text):
-        span: Optional[Span] = doc.char_span(match.start(), match.end())
-        if span is not None and not any(taken[span.start:span.end]):
-            yield span.start, span.end
+def _free_occurrences(doc: Doc, haystack: str, text: str, taken: bytearray
+                      ) -> Iterator[Tuple[int, int]]:
+    """Token ranges where `text` occurs in `haystack` (doc.text) as a whole word on token
+    boundaries, touching no taken token."""
+    # str.find, not a regex per spelling: compiling one for each of a corpus's distinct
+    # entity texts cost more than the rest of the pipe.
+    start = haystack.find(text)
+    while start >= 0:
+        end = start + len(text)
+        if not (_is_word_char(haystack, start - 1) or _is_word_char(haystack, end)):
+            span: Optional[Span] = doc.char_span(start, end)
+            if span is not None and not any(taken[span.start:span.end]):
+                yield span.start, span.end
+        start = haystack.find(text, start + 1)
+
+
+def _is_word_char(text: str, i: int) -> bool:
+    return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
