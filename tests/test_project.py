@@ -490,8 +490,8 @@ def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
         loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
                                  "print(nlp.pipe_names, nlp.get_pipe('chemical_linker').cfg['labels'])"],
                                 capture_output=True, text=True)
-        assert ("['bio_gazetteer', 'tok2vec', 'ner', 'term_ruler', 'bio_linker', "
-                "'chemical_linker', 'bio_drop_nil'] ['Chemical']") in loaded.stdout, \
+        assert ("['bio_gazetteer', 'tok2vec', 'ner', 'term_ruler', 'bio_propagate', "
+                "'bio_linker', 'chemical_linker', 'bio_drop_nil'] ['Chemical']") in loaded.stdout, \
             loaded.stderr
         assert "Warning" not in loaded.stderr, loaded.stderr  # no W012 from the term ruler
     finally:
