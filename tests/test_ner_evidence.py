@@ -28,18 +28,21 @@ TEXTS = [
 ]
 
 
+def tagged_doc(nlp, text, ents):
+    """`text` with `ents`, (mention, label) pairs, as its entities: each the mention's first
+    occurrence."""
+    doc = nlp.make_doc(text)
+    spans = []
+    for mention, label in ents:
+        start = text.index(mention)
+        spans.append(doc.char_span(start, start + len(mention), label=label))
+    doc.ents = spans
+    return doc
+
+
 def training_docs():
     nlp = spacy.blank("en")
-    docs = []
-    for text, ents in TEXTS:
-        doc = nlp.make_doc(text)
-        spans = []
-        for mention, label in ents:
-            start = text.index(mention)
-            spans.append(doc.char_span(start, start + len(mention), label=label))
-        doc.ents = spans
-        docs.append(doc)
-    return docs
+    return [tagged_doc(nlp, text, ents) for text, ents in TEXTS]
 
 
 def test_term_patterns_keep_terms_annotated_often_and_consistently():

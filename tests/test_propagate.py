@@ -2,17 +2,7 @@
 import spacy
 from spacy.tokens import Doc, Span
 
-
-def _tagged(nlp, text, ents):
-    """`text` as the NER would leave it: `ents` are (text, label), each its first
-    occurrence."""
-    doc = nlp.make_doc(text)
-    spans = []
-    for ent_text, label in ents:
-        start = text.index(ent_text)
-        spans.append(doc.char_span(start, start + len(ent_text), label=label))
-    doc.ents = spans
-    return doc
+from .test_ner_evidence import tagged_doc
 
 
 def _ents(doc):
@@ -24,7 +14,7 @@ def test_a_defined_short_form_takes_its_long_forms_label_everywhere():
     propagate = nlp.add_pipe("bio_propagate")
     assert not propagate.repeats  # the default: abbreviations only
     text = "Nitroglycerin (NTG) causes headache. After NTG, headache and NTG-induced pain."
-    doc = propagate(_tagged(nlp, text, [("Nitroglycerin", "Chemical"), ("headache", "Disease")]))
+    doc = propagate(tagged_doc(nlp, text, [("Nitroglycerin", "Chemical"), ("headache", "Disease")]))
     assert _ents(doc) == [("Nitroglycerin", 0, "Chemical"), ("NTG", 15, "Chemical"),
                           ("headache", 27, "Disease"), ("NTG", 43, "Chemical"),
                           ("NTG", 61, "Chemical")]
@@ -34,7 +24,7 @@ def test_a_short_form_tagged_under_another_label_takes_the_long_forms():
     nlp = spacy.blank("en")
     propagate = nlp.add_pipe("bio_propagate")
     text = "Cyclophosphamide (CP) was given. CP caused cystitis."
-    doc = _tagged(nlp, text, [("Cyclophosphamide", "Chemical"), ("cystitis", "Disease")])
+    doc = tagged_doc(nlp, text, [("Cyclophosphamide", "Chemical"), ("cystitis", "Disease")])
     later_cp = doc.char_span(33, 35, label="Disease")
     doc.ents = sorted(list(doc.ents) + [later_cp], key=lambda e: e.start)
     assert _ents(propagate(doc)) == [("Cyclophosphamide", 0, "Chemical"), ("CP", 18, "Chemical"),
@@ -45,11 +35,11 @@ def test_a_long_form_ending_in_an_entity_counts_only_when_the_entity_is_most_of_
     nlp = spacy.blank("en")
     propagate = nlp.add_pipe("bio_propagate")
     # "nitroprusside" is 13 of "sodium nitroprusside"'s 20 characters: SNP is the drug.
-    doc = propagate(_tagged(nlp, "Sodium nitroprusside (SNP) lowers pressure. SNP works.",
+    doc = propagate(tagged_doc(nlp, "Sodium nitroprusside (SNP) lowers pressure. SNP works.",
                             [("nitroprusside", "Chemical")]))
     assert [e.text for e in doc.ents] == ["nitroprusside", "SNP", "SNP"]
     # "antagonist" is 10 of 35: the short form is no drug because its long form ends in one.
-    doc = propagate(_tagged(nlp, "A dual adenosine receptor antagonist (DARA) helps. DARA.",
+    doc = propagate(tagged_doc(nlp, "A dual adenosine receptor antagonist (DARA) helps. DARA.",
                             [("antagonist", "Chemical")]))
     assert [e.text for e in doc.ents] == ["antagonist"]
 
@@ -59,7 +49,7 @@ def test_repeats_tag_an_entitys_untagged_recurrences_on_token_boundaries():
     propagate = nlp.add_pipe("bio_propagate", config={"repeats": True, "abbreviations": False})
     text = ("Quetiapine overdose. Quetiapine levels rose; quetiapines and Quetiapine-like "
             "drugs; quetiapine overdose in a man. Quetiapine.")
-    doc = _tagged(nlp, text, [("Quetiapine", "Chemical"), ("quetiapine overdose", "Disease")])
+    doc = tagged_doc(nlp, text, [("Quetiapine", "Chemical"), ("quetiapine overdose", "Disease")])
     assert _ents(propagate(doc)) == [
         ("Quetiapine", 0, "Chemical"), ("Quetiapine", 21, "Chemical"),
         ("Quetiapine", 61, "Chemical"),  # "quetiapines" is another word
