@@ -58,6 +58,10 @@ def test_repeats_tag_an_entitys_untagged_recurrences_on_token_boundaries():
     doc = Doc(nlp.vocab, words=["lead", "and", "lead+x", "lead"])
     doc.ents = [Span(doc, 0, 1, label="Chemical")]
     assert [(e.start, e.end) for e in propagate(doc).ents] == [(0, 1), (3, 4)]
+    # tokens the NER left unannotated (missing, not outside) stay so
+    doc = Doc(nlp.vocab, words=["lead", "in", "water", ",", "lead"],
+              ents=["B-Chemical", None, "O", None, None])
+    assert [t.ent_iob_ for t in propagate(doc)] == ["B", "", "O", "", "B"]
     # shorter than min_repeat_chars: not repeated
     doc = Doc(nlp.vocab, words=["Pb", "and", "Pb"])
     doc.ents = [Span(doc, 0, 1, label="Chemical")]

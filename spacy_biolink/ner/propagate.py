@@ -68,15 +68,16 @@ class Propagate:
         for ent in ents:
             taken[ent.start:ent.end] = b"\x01" * len(ent)
         spellings: List[Tuple[str, str]] = []
-        relabelled = False
+        changed: List[Span] = []
         if self.abbreviations:
             labels = self._short_form_labels(doc, labelled)
             # A short form tagged under another label than its long form's takes that one.
             for i, (text, label) in enumerate(labelled):
                 if label != labels.get(text, label):
-                    ents[i] = _relabelled(ents[i], labels[text])
+                    ent = ents[i]
+                    changed.append(Span(doc, ent.start, ent.end, label=labels[text],
+                                        kb_id=ent.kb_id))
                     labelled[i] = (text, labels[text])
-                    relabelled = True
             spellings.extend(labels.items())
         if self.repeats:
             first_labels: Dict[str, str] = {}
@@ -84,13 +85,13 @@ class Propagate:
                 if len(text) >= self.min_repeat_chars:
                     first_labels.setdefault(text, label)
             spellings.extend(first_labels.items())
-        added: List[Span] = []
         for text, label in spellings:
             for start, end in _free_occurrences(doc, text_of_doc, text, taken):
                 taken[start:end] = b"\x01" * (end - start)
-                added.append(Span(doc, start, end, label=label))
-        if added or relabelled:
-            doc.ents = sorted(ents + added, key=lambda span: span.start)
+                changed.append(Span(doc, start, end, label=label))
+        if changed:
+            # Tokens the NER left unannotated (missing, not outside) stay so.
+            doc.set_ents(changed, default="unmodified")
         return doc
 
     def pipe(self, docs, batch_size: int = 128):
@@ -114,10 +115,6 @@ class Propagate:
             if label is not None and short:
                 labels[short] = label
         return labels
-
-
-def _relabelled(ent: Span, label: str) -> Span:
-    return Span(ent.doc, ent.start, ent.end, label=label, kb_id=ent.kb_id)
 
 
 def _free_occurrences(doc: Doc, haystack: str, text: str, taken: bytearray
