@@ -1,5 +1,6 @@
 import pytest
 import spacy
+from spacy.tokens import Doc
 
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.text.abbreviations import AbbreviationResolver, expand
@@ -68,6 +69,41 @@ def test_no_definition_means_nothing_to_resolve(nlp):
     doc = nlp("Patients with DMD were seen.")
     assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {}
     assert expand("DMD", {}) == "DMD"
+
+
+def test_a_docs_definitions_are_found_once_for_every_resolver(nlp, monkeypatch):
+    """bio_propagate and each linker of a pipeline ask for the same doc's definitions:
+    detection runs once per doc, each caller gets its own copy, and the doc's entry goes
+    with the doc; definitions an upstream pipe sets later are read, not the cached ones."""
+    import gc
+
+    from spacy_biolink.text import abbreviations
+
+    calls = []
+    detect = AbbreviationResolver._detect
+    monkeypatch.setattr(AbbreviationResolver, "_detect",
+                        lambda self, *args: calls.append(1) or detect(self, *args))
+    doc = nlp("Wilson disease (WD) is rare. WD again.")
+    first, second = AbbreviationResolver(nlp.vocab), AbbreviationResolver(nlp.vocab)
+    found = first.long_forms(doc)
+    found["WD"] = "changed by a caller"
+    assert second.long_forms(doc) == first.long_forms(doc) == {"WD": "Wilson disease"}
+    assert len(calls) == 1
+    assert first.long_forms(nlp("Wilson disease (WD) again.")) == {"WD": "Wilson disease"}
+    assert len(calls) == 2  # another doc, same text: found again
+    n_cached = len(abbreviations._FOUND)
+    del doc
+    gc.collect()
+    assert len(abbreviations._FOUND) < n_cached
+    # an upstream abbreviation pipe that annotates the doc afterwards is read
+    Doc.set_extension("abbreviations", default=[], force=True)
+    try:
+        doc = nlp("Wilson disease (WD) is rare.")
+        assert first.long_forms(doc) == {"WD": "Wilson disease"}
+        doc._.abbreviations = [{"short_text": "Cu", "long_text": "copper"}]
+        assert second.long_forms(doc) == {"Cu": "copper", "WD": "Wilson disease"}
+    finally:
+        Doc.remove_extension("abbreviations")
 
 
 def test_definitions_from_scispacys_pipe_are_reused():

@@ -14,6 +14,7 @@ through scispaCy's `abbreviation_detector` pipe is read as it is, not detected a
 import bisect
 import re
 import warnings
+import weakref
 from typing import Dict, Iterator, Optional, Tuple
 
 import numpy
@@ -29,6 +30,10 @@ from .schwartz_hearst import MAX_INSIDE, definition_candidates, find_long_form
 # A doc with more "(" than this is not searched for definitions (W950): a real text
 # defines tens, a full-text article a few hundred; a table or a dump of 20,000 took minutes.
 MAX_PARENTHESES = 2000
+# Each live doc's definitions, found once: (whether an upstream pipe gave them, short ->
+# long). Weak keys, so a doc's entry goes with the doc.
+_FOUND: "weakref.WeakKeyDictionary[Doc, Tuple[bool, Dict[str, str]]]" = \
+    weakref.WeakKeyDictionary()
 
 
 class AbbreviationResolver:
@@ -44,10 +49,21 @@ class AbbreviationResolver:
         A doc with more than MAX_PARENTHESES "(" is not searched (nothing is found in
         it; W950, said once per resolver): resolving each definition against all others
         grows with the square of their number, and no real text defines thousands.
+        A doc's definitions are found once for all resolvers (bio_propagate and each
+        linker of a pipeline ask for the same doc's), unless an upstream abbreviation
+        pipe has annotated it since.
         """
+        upstream = _from_upstream_pipe(doc)
+        cached = _FOUND.get(doc)
+        if cached is not None and cached[0] == (upstream is not None):
+            return dict(cached[1])
+        found = self._long_forms(doc, upstream)
+        _FOUND[doc] = (upstream is not None, found)
+        return dict(found)
+
+    def _long_forms(self, doc: Doc, found: Optional[Dict[str, str]]) -> Dict[str, str]:
         # One token array serves the bracket count, the detection and the text.
         tokens = doc.to_array([ORTH, SPACY])
-        found = _from_upstream_pipe(doc)
         if found is None:
             n_open = int(numpy.count_nonzero(tokens[:, 0] == self._open))
             if n_open > MAX_PARENTHESES:
