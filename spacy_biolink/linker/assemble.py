@@ -19,7 +19,7 @@ from spacy.language import Language
 from ..errors import BioLinkError, Errors
 from ..io.files import check_output_path, save_pipeline
 from ..runners.local import entity_setting_pipes
-from ..ner.propagate import PROPAGATE_NAME
+from ..ner.propagate import PROPAGATE_NAME, PROPAGATE_RULES
 from ..ner.term_patterns import TERM_RULER_NAME, add_term_ruler, read_term_patterns
 from .drop_nil import DROP_NIL_NAME
 from .find import configured_linkers, require_linkers
@@ -128,9 +128,6 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     save_pipeline(nlp, output_dir)
     logger.info("Saved %s (pipes: %s) to %s", ner_dir, nlp.pipe_names, output_dir)
     return nlp
-
-
-PROPAGATE_RULES = ("abbreviations", "repeats")
 
 
 def _propagate_config(rules: Sequence[str]) -> dict:

@@ -330,9 +330,9 @@ def load_linker_pipeline(path: PathLike, config: Optional[Dict] = None) -> Langu
     """spacy.load (with `config` overrides, if any) with an error that says what is wrong
     with a bad model directory: a damaged spaCy-owned file (config.cfg, meta.json,
     tokenizer, a file of vocab/) is named (E190), an invalid config explained (E192),
-    anything else that stops the load reported with its reason (E191). A save killed between its two renames (only where
-    the system cannot swap directories atomically) left the old pipeline as .NAME.old:
-    it is loaded, with a warning."""
+    anything else that stops the load reported with its reason (E191). A save killed
+    between its two renames (only where the system cannot swap directories atomically)
+    left the old pipeline as .NAME.old: it is loaded, with a warning."""
     import configparser
 
     import spacy

@@ -26,6 +26,8 @@ PROPAGATE_NAME = "bio_propagate"
 # The long form's entity must cover at least this share of its characters: "dual
 # adenosine A(2A)/A(1) receptor antagonist" ending in "antagonist" names no drug.
 MIN_LONG_FORM_SHARE = 0.5
+# The rules, each a boolean setting of the pipe (assemble --propagate names them).
+PROPAGATE_RULES = ("abbreviations", "repeats")
 
 
 @Language.factory(
