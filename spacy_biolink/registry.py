@@ -3,7 +3,7 @@
 Names are frozen once released; a changed signature gets a new `.v2` beside the old one.
 Entry points in setup.cfg point here, so configs resolve without importing the package.
 """
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from spacy.util import registry
 
@@ -352,6 +352,25 @@ def build_dictionary_loader_v4(path: Optional[PathLike], format: Optional[str] =
         if path is None:
             raise BioLinkError(Errors.E900)
         return load_dictionary(path, format, on_bad_line=on_bad_line, **filters)
+
+    return load
+
+
+@registry.misc("spacy-biolink.extended_dictionary.v1")
+def build_extended_dictionary_loader(base: Callable[[], ConceptDictionary],
+                                     extensions: Dict[str, Any]
+                                     ) -> Callable[[], ConceptDictionary]:
+    """The `base` dictionary loader's concepts extended by each of `extensions` in turn
+    (each a dictionary loader block, e.g. load_dictionary.v4 over MeSH 2024 C + F03
+    beside MEDIC): an extension concept sharing an id with a concept adds its names to
+    it, one sharing none joins as a new concept (kb/extend.py)."""
+    from .kb.extend import extend_dictionary
+
+    def load() -> ConceptDictionary:
+        dictionary = base()
+        for name, load_extension in extensions.items():
+            dictionary = extend_dictionary(dictionary, load_extension(), source=name)
+        return dictionary
 
     return load
 

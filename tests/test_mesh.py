@@ -218,6 +218,72 @@ def test_init_linker_cli_reads_mesh_with_branches(tmp_path):
         {"D000001", "D007328", "C000006", "C000100"}
 
 
+# MEDIC extended by MeSH (kb/extend.py, init-linker --extend) ------------------------
+
+MEDIC_LINES = [
+    "D003920||Diabetes Mellitus|DM",  # MeSH's Diabetes Mellitus: its names join
+    "D008881|D003866||Migraine|Hemicrania",  # D003866 only as an alternate id here
+    "D009999|OMIM:100100||Made-up syndrome",  # nothing of MeSH's: stays as it is
+]
+
+
+def write_medic(tmp_path):
+    path = tmp_path / "medic.txt"
+    path.write_text("\n".join(MEDIC_LINES) + "\n", encoding="utf8")
+    return path
+
+
+def test_extending_medic_by_mesh_adds_names_to_shared_ids_and_joins_the_rest(tmp_path):
+    from spacy_biolink.kb.extend import extend_dictionary
+
+    medic = read(write_medic(tmp_path), "medic")
+    diseases = read(TSV, "mesh-tsv", mesh_branches=["C", "F03"])
+    extended = extend_dictionary(medic, diseases)
+    got = as_dict(extended)
+    # Shared primary id: MEDIC's names first, MeSH's new one after, MeSH's branches as the
+    # type MEDIC lacked; "Diabetes Mellitus" is not repeated.
+    assert got["D003920"] == (["Diabetes Mellitus", "DM", "Diabetes"], "C|C18|C19")
+    # Shared alternate id: MEDIC's concept keeps its primary id and gains MeSH's names;
+    # no concept of its own for D003866.
+    assert got["D008881"][0] == ["Migraine", "Hemicrania", "Depressive Disorder",
+                                 "Depression, Endogenous", "Melancholia"]
+    assert "D003866" not in got
+    assert extended.ids_of(extended.concept_index("D008881")) == ("D008881", "D003866")
+    # Nothing shared: MEDIC's concept unchanged, MeSH's C record joins whole.
+    assert got["D009999"] == (["Made-up syndrome"], "")
+    assert got["C000100"] == (["calcimycin diabetes conjugate", "conjugate 7"],
+                              "D|D03|D04|C|C18|C19")
+    assert extended.n_concepts == medic.n_concepts + 1
+    # Neither input is changed.
+    assert list(medic.names_of(medic.concept_index("D003920"))) == ["Diabetes Mellitus", "DM"]
+
+
+def test_init_linker_cli_extends_medic_by_mesh_from_its_config(tmp_path):
+    import spacy
+
+    from .test_vocabularies import link
+
+    out = tmp_path / "diseases"
+    result = CliRunner().invoke(app, ["init-linker", str(out), "-d", str(write_medic(tmp_path)),
+                                      "--extend", str(TSV), "--extend-format", "mesh-tsv",
+                                      "--extend-mesh-branches", "C,F03"])
+    assert result.exit_code == 0, result.output
+    config = (out / "config.cfg").read_text(encoding="utf8")
+    assert '@misc = "spacy-biolink.extended_dictionary.v1"' in config
+    assert "[initialize.components.bio_linker.dictionary.extensions.extension_1]" in config
+    assert 'mesh_branches = ["C", "F03"]' in config
+    nlp = spacy.load(out)
+    assert link(nlp, "Diabetes", "Disease")[0] == "D003920"  # a name MEDIC lacks
+    assert link(nlp, "conjugate 7", "Disease")[0] == "C000100"  # a concept MEDIC lacks
+    assert link(nlp, "Melancholia", "Disease")[0] == "D008881"  # MEDIC's id kept
+    # A branch that does not exist is refused before anything is written.
+    bad = CliRunner().invoke(app, ["init-linker", str(tmp_path / "bad"), "-d",
+                                   str(write_medic(tmp_path)), "--extend", str(TSV),
+                                   "--extend-mesh-branches", "Diseases"])
+    assert bad.exit_code != 0 and "E052" in bad.output and "Diseases" in bad.output
+    assert not (tmp_path / "bad").exists()
+
+
 # The shipped MeSH 2024 export (../shared/data/mesh2024) -------------------------------
 
 
@@ -247,3 +313,24 @@ def test_chemical_linker_dev_accuracy_under_biosyns_protocol(shared_data, tmp_pa
                                     types={"Chemical"})
     assert result["n_evaluated"] == 5124
     assert result["acc@1"] == pytest.approx(0.9370, abs=0.005)
+
+
+@pytest.mark.slow  # reads MeSH 2024 from the export and links 4,244 mentions (~17 s)
+def test_medic_extended_by_mesh_dev_accuracy(shared_data, tmp_path):
+    from spacy_biolink.evaluation import evaluate_gold_mentions
+    from spacy_biolink.linker.pipeline import init_linker
+
+    bc5cdr = shared_data / "bc5cdr"
+    root = Path(__file__).parent.parent
+    # the bc5cdr workflow's disease linker without the dev mentions (BENCHMARKS.md, issue 34)
+    nlp = init_linker(tmp_path / "diseases", root / "assets" / "medic_06Jul2012.txt.gz",
+                      augment=[bc5cdr / "CDR_TrainingSet.PubTator.txt.gz",
+                               root / "assets" / "ncbi_disease" / "NCBItrainset_corpus.txt.gz"],
+                      extend=[shared_data / "mesh2024"], extend_format="mesh-tsv",
+                      extend_filters={"mesh_branches": ["C", "F03"]},
+                      overrides={"components.bio_linker.labels": ["Disease"]})
+    result = evaluate_gold_mentions(nlp, bc5cdr / "CDR_DevelopmentSet.PubTator.txt.gz",
+                                    types={"Disease"})
+    # MEDIC alone evaluates 4,179 (49 ids it lacks, Cardiotoxicity's among them)
+    assert result["n_evaluated"] == 4228
+    assert result["acc@1"] == pytest.approx(0.8817, abs=0.0005)

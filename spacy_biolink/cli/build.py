@@ -57,6 +57,18 @@ def init_linker_cli(
                                                   help="mesh-tsv/mesh-ascii: a MeSH file read "
                                                        "with --dictionary, e.g. c2024.bin "
                                                        "beside d2024.bin (repeatable)"),
+    extend: List[Path] = typer.Option([], "--extend",
+                                      help="A second vocabulary whose concepts extend "
+                                           "DICTIONARY's: one sharing an id adds its names, "
+                                           "one sharing none joins (repeatable), e.g. MeSH "
+                                           "2024 beside MEDIC 2012"),
+    extend_format: Optional[str] = typer.Option(None, "--extend-format",
+                                                help="--extend's format (as --format; "
+                                                     "inferred if omitted)"),
+    extend_mesh_branches: Optional[str] = typer.Option(None, "--extend-mesh-branches",
+                                                       help="--extend's MeSH tree branches "
+                                                            "to keep, e.g. C,F03; default "
+                                                            "all"),
     augment: List[Path] = typer.Option([], "--augment", "-a",
                                        help="PubTator corpus whose gold mentions join the "
                                             "dictionary (repeatable: train, dev)"),
@@ -113,7 +125,8 @@ def init_linker_cli(
                       verifier=verifier, verifier_mode=verifier_mode,
                       verifier_threshold=verifier_threshold, reranker=reranker,
                       overrides=parse_config_overrides(ctx.args), dictionary_filters=filters,
-                      on_bad_line=on_bad_line)
+                      on_bad_line=on_bad_line, extend=extend, extend_format=extend_format,
+                      extend_filters={"mesh_branches": listed(extend_mesh_branches, "all")})
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
              f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")

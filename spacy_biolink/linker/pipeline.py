@@ -135,7 +135,9 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 force: bool = False, verifier: Optional[PathLike] = None,
                 verifier_mode: str = "nil", verifier_threshold: Optional[float] = None,
                 dictionary_filters: Optional[Dict] = None,
-                reranker: Optional[PathLike] = None, on_bad_line: str = "error") -> Language:
+                reranker: Optional[PathLike] = None, on_bad_line: str = "error",
+                extend: Sequence[PathLike] = (), extend_format: Optional[str] = None,
+                extend_filters: Optional[Dict] = None) -> Language:
     """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
 
     augment: PubTator corpora whose gold mentions join the dictionary (train, or
@@ -158,6 +160,12 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         semantic_types, synonym_scopes, xref_prefixes, mesh_branches, mesh_supplementary;
         see load_dictionary); None values keep the reader's default. They need the v2
         dictionary loader (the default config's); the MeSH ones make it v4.
+
+    extend: dictionaries whose concepts extend `dictionary`'s, read as `extend_format`
+        (inferred when None) with `extend_filters` (load_dictionary.v4's, e.g.
+        {"mesh_branches": ["C", "F03"]}): a concept sharing an id with one of
+        `dictionary`'s adds its names to it, one sharing none joins (kb/extend.py). The
+        loader becomes spacy-biolink.extended_dictionary.v1 around the one built above.
 
     The directory appears complete or not at all: it is written beside its target and
     renamed into place.
@@ -206,6 +214,23 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         loader["@misc"] = "spacy-biolink.load_dictionary.v4"
         loader.update({key: list(value) if not isinstance(value, str) else [value]
                        for key, value in mesh_filters.items()})
+    if extend:
+        for key in extend_filters or {}:
+            if key not in DICTIONARY_FILTERS:
+                raise BioLinkError(Errors.E050.format(
+                    key=key, value=extend_filters[key],
+                    what=f"one of {', '.join(DICTIONARY_FILTERS)}"))
+        initialize = config["initialize"]["components"]["bio_linker"]
+        extensions = {}
+        for number, path in enumerate(extend, 1):
+            block = {"@misc": "spacy-biolink.load_dictionary.v4", "path": str(path),
+                     "format": extend_format}
+            block.update({key: value for key, value in (extend_filters or {}).items()
+                          if value is not None})
+            extensions[f"extension_{number}"] = block
+        initialize["dictionary"] = {"@misc": "spacy-biolink.extended_dictionary.v1",
+                                    "base": dict(initialize["dictionary"]),
+                                    "extensions": extensions}
     index_config = linker["index"]
     if encoder is not None:
         from ..encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer
