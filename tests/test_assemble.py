@@ -125,6 +125,37 @@ def test_assemble_adds_the_term_ruler_after_the_ner_and_the_nil_drop_last(ner_di
     assert not (tmp_path / "bad").exists()
 
 
+def test_drop_nil_labels_drops_only_those_labels_nil_entities(ner_dir, linker_dir, tmp_path):
+    """--drop-nil-labels Disease: a Disease entity left NIL is dropped, a Chemical one stays,
+    unlinked (no linking prediction, still an entity)."""
+    patterns = tmp_path / "patterns.jsonl"
+    patterns.write_text('{"label": "Chemical", "pattern": "xyzzy plugh"}\n'
+                        '{"label": "Disease", "pattern": "frobnitz"}\n')
+    text = "Hirschsprung disease and xyzzy plugh. Type 2 diabetes was seen in them and frobnitz."
+    runner = CliRunner()
+    base = ["assemble", str(ner_dir), str(linker_dir)]
+    result = runner.invoke(app, base + [str(tmp_path / "one"), "--patterns", str(patterns),
+                                        "--drop-nil", "--drop-nil-labels", "Disease"])
+    assert result.exit_code == 0, result.output
+    # a second linker joins before the NIL drop, which keeps its labels
+    assemble_pipeline(tmp_path / "one", linker_dir, tmp_path / "two", name="second_linker")
+    nlp = spacy.load(tmp_path / "two")
+    assert nlp.pipe_names[-1] == "bio_drop_nil"
+    assert nlp.get_pipe_config("bio_drop_nil")["labels"] == ["Disease"]
+    assert [(e.text, e.label_, e.kb_id_) for e in nlp(text).ents] == [
+        ("Hirschsprung disease", "Disease", "D006527"), ("xyzzy plugh", "Chemical", "NIL"),
+        ("Type 2 diabetes", "Disease", "D003924")]
+    # every label's NIL entities go without the setting
+    nlp = assemble_pipeline(ner_dir, linker_dir, tmp_path / "all", patterns=patterns,
+                            drop_nil=True)
+    assert [e.text for e in nlp(text).ents] == ["Hirschsprung disease", "Type 2 diabetes"]
+    # a label no entity pipe sets, or the setting without --drop-nil: E480, nothing written
+    for extra in (["--drop-nil", "--drop-nil-labels", "Diseases"], ["--drop-nil-labels", "Disease"]):
+        bad = runner.invoke(app, base + [str(tmp_path / "bad"), "--patterns", str(patterns)] + extra)
+        assert bad.exit_code != 0 and "E480" in bad.output, bad.output
+        assert not (tmp_path / "bad").exists()
+
+
 def test_assemble_nil_threshold_drops_the_unsure_links(ner_dir, linker_dir, tmp_path):
     """--nil-threshold sets the joined linker's threshold: "diabetes" scores between the
     default and 0.8 against the tiny dictionary's names, so it is linked under the default

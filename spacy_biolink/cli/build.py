@@ -151,6 +151,11 @@ def assemble_cli(
                                                   help="The added linkers' NIL threshold "
                                                   "(default: LINKER_DIR's); with --drop-nil, "
                                                   "entities linked below it are dropped"),
+    drop_nil_labels: Optional[str] = typer.Option(None, "--drop-nil-labels",
+                                                  help="With --drop-nil, drop only the NIL "
+                                                       "entities of these labels (comma-"
+                                                       "separated); the others stay, "
+                                                       "unlinked"),
     propagate: Optional[str] = typer.Option(None, "--propagate", help="Add bio_propagate "
                                             "after the NER with these rules (comma-"
                                             "separated): abbreviations (a defined short "
@@ -165,7 +170,10 @@ def assemble_cli(
                             patterns=patterns, drop_nil=drop_nil,
                             nil_threshold=nil_threshold,
                             propagate=None if propagate is None
-                            else [rule.strip() for rule in propagate.split(",") if rule.strip()])
+                            else [rule.strip() for rule in propagate.split(",") if rule.strip()],
+                            drop_nil_labels=None if drop_nil_labels is None
+                            else [label.strip() for label in drop_nil_labels.split(",")
+                                  if label.strip()])
     msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
 
 

@@ -62,7 +62,8 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
                       force: bool = False, name: Optional[str] = None,
                       patterns: Optional[PathLike] = None, drop_nil: bool = False,
                       nil_threshold: Optional[float] = None,
-                      propagate: Optional[Sequence[str]] = None) -> Language:
+                      propagate: Optional[Sequence[str]] = None,
+                      drop_nil_labels: Optional[Sequence[str]] = None) -> Language:
     """Save NER_DIR's pipeline with LINKER_DIR's linkers added after it to OUTPUT_DIR.
 
     Each linker keeps its pipe name from LINKER_DIR; `name` renames the linker of a
@@ -82,7 +83,15 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     replacing one already there, with these of its rules on: "abbreviations" (a defined
     short form takes its long form's label, everywhere), "repeats" (an entity's text,
     wherever it recurs untagged).
+    drop_nil_labels: with drop_nil, drop only the NIL entities of these labels (the
+        others stay, unlinked): where the NER is right about most of the spans the
+        linker cannot link, as for chemicals the vocabulary does not hold. They must be
+        labels the pipeline's NER sets (E480).
     """
+    if drop_nil_labels is not None and not drop_nil:
+        raise BioLinkError(Errors.E480.format(option="--drop-nil-labels",
+                                              value=",".join(drop_nil_labels),
+                                              what="given with --drop-nil"))
     propagate_config = _propagate_config(propagate) if propagate is not None else None
     output_dir = check_output_path(output_dir, kind="dir", what="the joined pipeline",
                                    force=force)
@@ -120,14 +129,32 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
         # entity_setting_pipes is not empty (E758 above); the linkers come after it.
         nlp.add_pipe(PROPAGATE_NAME, config=propagate_config,
                      after=entity_setting_pipes(nlp)[-1])
+    if drop_nil_labels is not None:
+        _check_entity_labels(nlp, drop_nil_labels)
+        if DROP_NIL_NAME in nlp.pipe_names:  # replaced, with its new labels, still last
+            nlp.remove_pipe(DROP_NIL_NAME)
     if drop_nil and DROP_NIL_NAME not in nlp.pipe_names:
-        nlp.add_pipe("bio_drop_nil", name=DROP_NIL_NAME)
+        nlp.add_pipe("bio_drop_nil", name=DROP_NIL_NAME,
+                     config={"labels": list(drop_nil_labels or [])})
     # Settings the linker's pipeline keeps in its meta (e.g. kb_url_template) travel with it
     if "biolink" in linker_nlp.meta:
         nlp.meta["biolink"] = {**nlp.meta.get("biolink", {}), **linker_nlp.meta["biolink"]}
     save_pipeline(nlp, output_dir)
     logger.info("Saved %s (pipes: %s) to %s", ner_dir, nlp.pipe_names, output_dir)
     return nlp
+
+
+def _check_entity_labels(nlp: Language, labels: Sequence[str]) -> None:
+    """E480 unless every one of `labels` is a label the pipeline's entity pipes set: a
+    misspelt label would silently drop nothing."""
+    known = set()
+    for name in entity_setting_pipes(nlp):
+        known.update(getattr(nlp.get_pipe(name), "labels", ()) or ())
+    unknown = [label for label in labels if label not in known]
+    if unknown or not labels:
+        raise BioLinkError(Errors.E480.format(
+            option="--drop-nil-labels", value=",".join(labels),
+            what="a comma-separated list of the NER's labels (" + ", ".join(sorted(known)) + ")"))
 
 
 def _propagate_config(rules: Sequence[str]) -> dict:
