@@ -488,11 +488,15 @@ def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
         assert srsly.read_json(metrics / "e2e_bc5cdr_ncbi_test.json")["ner"]["n_gold"] > 0
         assert (project / "packages" / "dist" / f"en_{package}-0.1.0-py3-none-any.whl").is_file()
         loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
-                                 "print(nlp.pipe_names, nlp.get_pipe('chemical_linker').cfg['labels'])"],
+                                 "print(nlp.pipe_names, nlp.get_pipe('chemical_linker').cfg['labels'], "
+                                 "nlp.get_pipe_config('bio_drop_nil')['labels'])"],
                                 capture_output=True, text=True)
         assert ("['bio_gazetteer', 'tok2vec', 'ner', 'term_ruler', 'bio_propagate', "
-                "'bio_linker', 'chemical_linker', 'bio_drop_nil'] ['Chemical']") in loaded.stdout, \
-            loaded.stderr
+                "'bio_linker', 'chemical_linker', 'bio_drop_nil'] ['Chemical'] ['Disease']") \
+            in loaded.stdout, loaded.stderr
+        # the disease linker is MEDIC extended by the MeSH slice's C and F03 concepts
+        disease_config = (project / "training" / "linker_bc5cdr_disease" / "config.cfg").read_text()
+        assert '@misc = "spacy-biolink.extended_dictionary.v1"' in disease_config
         assert "Warning" not in loaded.stderr, loaded.stderr  # no W012 from the term ruler
     finally:
         subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
