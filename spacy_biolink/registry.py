@@ -358,6 +358,8 @@ def build_dictionary_loader_v4(path: Optional[PathLike], format: Optional[str] =
 
 @registry.misc("spacy-biolink.extended_dictionary.v1")
 def build_extended_dictionary_loader(base: Callable[[], ConceptDictionary],
+                                     # Any: confection checks a Dict[str, Callable] value
+                                     # before it resolves the loader blocks inside it
                                      extensions: Dict[str, Any]
                                      ) -> Callable[[], ConceptDictionary]:
     """The `base` dictionary loader's concepts extended by each of `extensions` in turn

@@ -22,7 +22,6 @@ def extend_dictionary(base: ConceptDictionary, extension: ConceptDictionary, *,
     for position, concept in enumerate(concepts):
         for concept_id in concept.ids:
             where.setdefault(concept_id, position)
-    n_base = len(concepts)
     n_new_concepts = n_new_names = 0
     for concept in extension.iter_concepts():
         position = next((where[i] for i in concept.ids if i in where), None)
@@ -40,6 +39,6 @@ def extend_dictionary(base: ConceptDictionary, extension: ConceptDictionary, *,
             n_new_names += len(added)
             concepts[position] = Concept(known.ids, known.names + tuple(added),
                                          known.type or concept.type, known.definition)
-    logger.info("extended %d concepts by %d new concepts and %d new names", n_base,
+    logger.info("extended %d concepts by %d new concepts and %d new names", base.n_concepts,
                 n_new_concepts, n_new_names)
     return ConceptDictionary.from_concepts(concepts, source=source)

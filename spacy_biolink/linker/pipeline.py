@@ -128,6 +128,14 @@ def _index_block(base: Dict, overrides: Optional[Dict]) -> Dict:
     return block
 
 
+def _check_filter_keys(filters: Optional[Dict]) -> None:
+    """E050 for a key of `filters` that is not one of the readers' filters."""
+    for key, value in (filters or {}).items():
+        if key not in DICTIONARY_FILTERS:
+            raise BioLinkError(Errors.E050.format(key=key, value=value,
+                                                  what=f"one of {', '.join(DICTIONARY_FILTERS)}"))
+
+
 def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 format: Optional[str] = None, config_path: Optional[PathLike] = None,
                 augment: Sequence[PathLike] = (), spelling_map: Optional[PathLike] = None,
@@ -187,10 +195,9 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         settings["initialize.components.bio_linker.augment"] = [str(p) for p in augment]
     if spelling_map is not None:
         settings["paths.spelling_map"] = str(spelling_map)
+    _check_filter_keys(dictionary_filters)
+    _check_filter_keys(extend_filters)
     for key, value in (dictionary_filters or {}).items():
-        if key not in DICTIONARY_FILTERS:
-            raise BioLinkError(Errors.E050.format(key=key, value=value,
-                                                  what=f"one of {', '.join(DICTIONARY_FILTERS)}"))
         if value is not None and key not in V4_FILTERS:
             settings[DICTIONARY_PREFIX + key] = value
     settings.update(overrides or {})
@@ -215,11 +222,6 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         loader.update({key: list(value) if not isinstance(value, str) else [value]
                        for key, value in mesh_filters.items()})
     if extend:
-        for key in extend_filters or {}:
-            if key not in DICTIONARY_FILTERS:
-                raise BioLinkError(Errors.E050.format(
-                    key=key, value=extend_filters[key],
-                    what=f"one of {', '.join(DICTIONARY_FILTERS)}"))
         initialize = config["initialize"]["components"]["bio_linker"]
         extensions = {}
         for number, path in enumerate(extend, 1):
