@@ -284,6 +284,33 @@ def test_init_linker_cli_extends_medic_by_mesh_from_its_config(tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
+def test_init_linker_extend_follows_on_bad_line(tmp_path):
+    """--on-bad-line is the run's rule for the --extend dictionaries too: by default a
+    malformed extension line stops the build at file:line with nothing written; with skip
+    the line is left out, said in W953, and the rest extends the linker."""
+    import spacy
+
+    from .test_vocabularies import link
+
+    good = gzip.open(TSV / "mesh_descriptors.tsv.gz", "rt", encoding="utf8").read()
+    extension = _write(tmp_path / "extension_descriptors.tsv",
+                       good + "D001241\tAspirin\t\tD02.x\n")
+    args = ["-d", str(write_medic(tmp_path)), "--extend", str(extension),
+            "--extend-format", "mesh-tsv"]
+    stopped = CliRunner().invoke(app, ["init-linker", str(tmp_path / "stopped"), *args])
+    assert stopped.exit_code != 0
+    assert f"{extension}:6: malformed mesh-tsv" in stopped.output
+    assert not (tmp_path / "stopped").exists()
+    out = tmp_path / "skipped"
+    with pytest.warns(UserWarning, match="W953"):
+        result = CliRunner().invoke(app, ["init-linker", str(out), *args,
+                                          "--on-bad-line", "skip"])
+    assert result.exit_code == 0, result.output
+    config = (out / "config.cfg").read_text(encoding="utf8")
+    assert config.count('on_bad_line = "skip"') == 2  # the base loader and the extension
+    assert link(spacy.load(out), "Diabetes", "Disease")[0] == "D003920"
+
+
 # The shipped MeSH 2024 export (../shared/data/mesh2024) -------------------------------
 
 

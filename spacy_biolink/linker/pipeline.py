@@ -161,8 +161,9 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         components.bio_linker.threshold is given.
 
     on_bad_line: "skip" leaves malformed dictionary lines out (counted, the first few
-        named, W953) instead of stopping at the first; the dictionary loader becomes
-        spacy-biolink.load_dictionary.v3, whose setting it is.
+        named, W953) instead of stopping at the first, in `dictionary` and in each of
+        `extend`; the dictionary loader becomes spacy-biolink.load_dictionary.v3, whose
+        setting it is.
 
     dictionary_filters: the readers' filters (languages, sources, suppressed,
         semantic_types, synonym_scopes, xref_prefixes, mesh_branches, mesh_supplementary;
@@ -227,6 +228,9 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         for number, path in enumerate(extend, 1):
             block = {"@misc": "spacy-biolink.load_dictionary.v4", "path": str(path),
                      "format": extend_format}
+            if on_bad_line != "error":
+                # --on-bad-line is the run's rule for every dictionary it reads
+                block["on_bad_line"] = on_bad_line
             block.update({key: value for key, value in (extend_filters or {}).items()
                           if value is not None})
             extensions[f"extension_{number}"] = block
