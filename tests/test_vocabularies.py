@@ -418,7 +418,8 @@ def test_obo_reader_on_arbitrary_content(tmp_path, data):
     _read_all(path, "obo")
 
 
-def test_link_jsonl_and_displacy_show_canonical_names(tmp_path):
+def test_link_jsonl_and_displacy_show_canonical_names(tmp_path, monkeypatch):
+    from spacy_biolink.kb.lookup import ConceptLookup, ConceptNotFound
     from spacy_biolink.runners.local import link_documents, read_input_documents
     from spacy_biolink.runners.visualize import render_linked
 
@@ -426,6 +427,15 @@ def test_link_jsonl_and_displacy_show_canonical_names(tmp_path):
         Concept(["OMIM:125853", "D003924"], ["Diabetes Mellitus, Type 2", "type 2 diabetes"]),
         Concept(["D001943"], ["Breast Neoplasms", "breast cancer"])])
     nlp = make_linker_nlp(d)
+    kb = nlp.get_pipe("bio_linker").kb
+    for concept_id in ("D003924", "OMIM:125853", "D001943"):
+        assert kb.canonical_name(concept_id) == kb[concept_id].canonical_name
+    with pytest.raises(ConceptNotFound, match="E160"):
+        kb.canonical_name("D000000")
+    # Records read only each id's canonical name, not its aliases (a MeSH chemical can
+    # have hundreds): benchmarks/exploration/record_names.py.
+    monkeypatch.setattr(ConceptLookup, "record", lambda self, concept: pytest.fail(
+        "link and visualize built a whole concept record for a name"))
     (tmp_path / "in.jsonl").write_text(json.dumps(
         {"text": "type 2 diabetes", "entities": [[0, 15, "Disease"]]}) + "\n", encoding="utf8")
     record = next(link_documents(nlp, read_input_documents(tmp_path / "in.jsonl")))

@@ -83,12 +83,21 @@ class ConceptLookup(Mapping):
         return ConceptRecord(self.reported_id(concept), canonical, aliases,
                              list(d.types_of(concept)), definition or None, d.ids_of(concept))
 
-    def __getitem__(self, concept_id: str) -> ConceptRecord:
+    def _index(self, concept_id: str) -> int:
         c = self.dictionary.concept_index(concept_id) if isinstance(concept_id, str) else None
         if c is None:
             raise ConceptNotFound(Errors.E160.format(concept_id=concept_id,
                                                      n=self.dictionary.n_concepts))
-        return self.record(c)
+        return c
+
+    def __getitem__(self, concept_id: str) -> ConceptRecord:
+        return self.record(self._index(concept_id))
+
+    def canonical_name(self, concept_id: str) -> str:
+        """`self[concept_id].canonical_name` without building the record: what `link` and
+        `visualize` show for each id, where a record would read every alias (hundreds
+        for some MeSH chemicals)."""
+        return self.dictionary.canonical_name(self._index(concept_id))
 
     def __contains__(self, concept_id) -> bool:
         return isinstance(concept_id, str) and self.dictionary.concept_index(concept_id) is not None
@@ -102,3 +111,11 @@ class ConceptLookup(Mapping):
 
     def __repr__(self) -> str:
         return f"<ConceptLookup: {len(self)} concepts>"
+
+
+def canonical_name_reader(kb: Mapping) -> Callable[[str], str]:
+    """id -> canonical name over a concept lookup: ours reads the name alone; any other
+    scispaCy-shaped mapping gives it through its record."""
+    if isinstance(kb, ConceptLookup):
+        return kb.canonical_name
+    return lambda concept: kb[concept].canonical_name

@@ -43,6 +43,7 @@ from ..linker.extensions import KB_PARTS_KEY, install_extensions
 from ..linker.find import is_linker, linked_spans, linker_pipes, require_linkers
 from ..io.files import atomic_file, check_input_file, check_output_path, iter_lines
 from ..io.util import PathLike
+from ..kb.lookup import canonical_name_reader
 from ..text.docs import make_doc
 
 logger = logging.getLogger(__name__)
@@ -185,7 +186,8 @@ def entity_record(span: Span, kb: Optional[Mapping] = None) -> Dict[str, Any]:
                               for text, ents in span._.kb_parts]
         ids += [c for _, ents in span._.kb_parts for c, _ in ents]
     if kb is not None:
-        record["kb_names"] = {concept: kb[concept].canonical_name
+        name_of = canonical_name_reader(kb)
+        record["kb_names"] = {concept: name_of(concept)
                               for concept in dict.fromkeys(ids) if concept in kb}
     return record
 

@@ -18,6 +18,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from ..errors import BioLinkError, Errors
+from ..kb.lookup import canonical_name_reader
 from ..linker.extensions import install_extensions
 
 MESH_URL = "https://meshb.nlm.nih.gov/record/ui?ui={}"
@@ -178,8 +179,10 @@ def _kb_link(ent: Span, urls: KbUrls, nil_id: str, max_candidates: int,
     if not ent.kb_id_:
         return ""
 
+    name_of = canonical_name_reader(kb) if kb is not None else None
+
     def name(concept_id: str) -> str:
-        return kb[concept_id].canonical_name if kb is not None and concept_id in kb else ""
+        return name_of(concept_id) if name_of is not None and concept_id in kb else ""
 
     hover = "; ".join(" ".join(filter(None, [concept, name(concept), f"{score:.2f}"]))
                       for concept, score in ent._.kb_ents[:max_candidates])
