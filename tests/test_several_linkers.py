@@ -105,6 +105,33 @@ def test_link_writes_every_linkers_results(model_dir, tmp_path):
     assert (stats.entities, stats.linked, stats.nil) == (6, 4, 2)
 
 
+def test_link_in_two_processes_writes_what_one_process_writes(tmp_path):
+    """`link --n-process 2` (what the README advises for the bc5cdr pipeline) through the
+    bc5cdr shape: ruler, bio_propagate, two linkers, NIL drop for diseases only. Forked
+    workers must find the abbreviations, link them and drop the same spans as one process."""
+    nlp = build_nlp(tmp_path)
+    nlp.add_pipe("bio_propagate", after="entity_ruler", config={"repeats": True})
+    nlp.add_pipe("bio_drop_nil", config={"labels": ["Disease"]})
+    nlp.to_disk(tmp_path / "model")
+    texts = [f"Cisplatin (CP) for breast cancer in patient {i}; CP, zzqx vvkw and qqxz."
+             for i in range(12)] + TEXTS
+    (tmp_path / "in.txt").write_text("\n".join(texts) + "\n", encoding="utf8")
+    outputs = {}
+    for n_process in (1, 2):
+        output = tmp_path / f"out{n_process}.jsonl"
+        result = CliRunner().invoke(app, ["link", str(tmp_path / "in.txt"), "--model",
+                                          str(tmp_path / "model"), "--output", str(output),
+                                          "--n-process", str(n_process), "--batch-size", "2"])
+        assert result.exit_code == 0, result.output
+        outputs[n_process] = output.read_text(encoding="utf8")
+    assert outputs[2] == outputs[1]
+    first = json.loads(outputs[2].splitlines()[0])["entities"]
+    assert [(e["text"], e["kb_id"], e["linker"]) for e in first] == [
+        ("Cisplatin", "D002945", "chemical_linker"), ("CP", "D002945", "chemical_linker"),
+        ("breast cancer", "D001943", "bio_linker"), ("CP", "D002945", "chemical_linker"),
+        ("qqxz", "CHEM_NIL", "chemical_linker")]  # zzqx vvkw: a NIL disease, dropped
+
+
 def test_ray_rows_and_shards_have_every_linkers_results(nlp, tmp_path):
     check_records(link_rows(nlp, [{"text": text} for text in TEXTS]))
     (tmp_path / "part-0.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf8")
