@@ -2,6 +2,10 @@
 long ones (five NCBI-disease dev abstracts each), each setting twice (issue 37).
 
     python benchmarks/exploration/n_process.py training/pipeline
+
+Its long-text case is one batch of 40 texts at batch_size 64, so with two processes one
+worker gets every text and the case cannot show a gain (BENCHMARKS.md, session 23);
+benchmarks/pipeline_throughput.py --n-process 1 2 compares the two over whole corpora.
 """
 import sys
 import time
