@@ -10,6 +10,14 @@ from ..io.files import check_not_an_input, check_output_path
 from .app import app, corpus_filters, fail_cleanly, msg
 
 
+def comma_list(value: Optional[str]) -> Optional[List[str]]:
+    """An option's comma-separated values, stripped, empty ones left out; None when the
+    option was not given."""
+    if value is None:
+        return None
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
 @app.command("init-linker", context_settings={"allow_extra_args": True,
                                               "ignore_unknown_options": True})
 @fail_cleanly
@@ -105,11 +113,9 @@ def init_linker_cli(
     from ..linker.pipeline import init_linker
 
     def listed(value: Optional[str], empty: str):
-        if value is None:
-            return None
-        if value.strip().lower() == empty:
+        if value is not None and value.strip().lower() == empty:
             return []
-        return [part.strip() for part in value.split(",") if part.strip()]
+        return comma_list(value)
 
     filters = {"languages": listed(languages, "all"), "sources": listed(sources, "all"),
                "suppressed": True if keep_suppressed else None,
@@ -169,11 +175,8 @@ def assemble_cli(
     nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force, name=name,
                             patterns=patterns, drop_nil=drop_nil,
                             nil_threshold=nil_threshold,
-                            propagate=None if propagate is None
-                            else [rule.strip() for rule in propagate.split(",") if rule.strip()],
-                            drop_nil_labels=None if drop_nil_labels is None
-                            else [label.strip() for label in drop_nil_labels.split(",")
-                                  if label.strip()])
+                            propagate=comma_list(propagate),
+                            drop_nil_labels=comma_list(drop_nil_labels))
     msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
 
 
