@@ -99,8 +99,11 @@ def test_vocabulary_recipe_trains_and_init_linker_links(backbone, data, tmp_path
         nlp = spacy.load(pipeline)
         linker = nlp.get_pipe("bio_linker")
         if encoder.name == "hybrid":
-            # The fast hybrid's index: each part's 32 best names, HNSW ef_search 32.
+            # The fast hybrid's index: each part's 32 best names, HNSW ef_search 32, and
+            # the TF-IDF linker's default sparse index (exact at this size).
             assert (linker.index.candidates, linker.index.dense.ef_search) == (32, 32)
+            assert type(linker.index.sparse).__name__ == "AutoSparseIndex"
+            assert not linker.index.sparse.pruning
         # a dictionary name finds its own concept
         found = linker.linker.link_texts(["renal insufficiency"], 1)["renal insufficiency"]
         assert found[0][0] == linker.dictionary.concept_index("D000003")
@@ -108,6 +111,35 @@ def test_vocabulary_recipe_trains_and_init_linker_links(backbone, data, tmp_path
         if encoder == out:
             assert numpy.allclose(linker.model.predict(["kidney failure"]),
                                   model.predict(["kidney failure"]), atol=1e-6)
+
+
+def test_hybrid_over_word_candidates_links_as_the_exact_one(backbone, data, tmp_path):
+    """A trained hybrid's TF-IDF half past its min_names takes word candidates (what a
+    hybrid over MeSH or UMLS does): forced here with min_names 0, it links the
+    dictionary's names and the mentions to the same top concepts as the exact build."""
+    from typer.testing import CliRunner
+
+    from spacy_biolink.cli import app
+
+    out = tmp_path / "fast"
+    train_from_config(CONFIGS / "fast_encoder.cfg", out, overrides=overrides(
+        data, backbone, **{"training.align_epochs": 2}))
+    built = {}
+    for label, extra in (("exact", []),
+                         ("words", ["--components.bio_linker.index.sparse.min_names", "0"])):
+        pipeline = tmp_path / label
+        result = CliRunner().invoke(app, ["init-linker", str(pipeline), "--dictionary",
+                                          str(data / "dict.txt"), "--encoder",
+                                          str(out / "hybrid")] + extra)
+        assert result.exit_code == 0, result.output
+        built[label] = spacy.load(pipeline).get_pipe("bio_linker")
+    assert not built["exact"].index.sparse.pruning and built["words"].index.sparse.pruning
+    dictionary = load_dictionary(data / "dict.txt")
+    texts = list(dict.fromkeys(list(dictionary.names) + [m for m, _ in MENTIONS]))
+    tops = {label: [found[0][0] if found else None for found in
+                    linker.linker.link_texts(texts, 1).values()]
+            for label, linker in built.items()}
+    assert tops["words"] == tops["exact"]
 
 
 def test_corpus_recipe_marginal_runs_and_keeps_best_dev_epoch(backbone, data, tmp_path):

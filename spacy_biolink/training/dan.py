@@ -52,7 +52,10 @@ from .run import require_path
 logger = logging.getLogger("spacy_biolink")
 
 FAISS_FLAT = {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "flat"}
-SPARSE_INDEX = {"@misc": "spacy-biolink.SparseIndex.v1", "chunk_size": 256}
+# The hybrid's TF-IDF half: the TF-IDF linker's default index, exact below its min_names
+# and word candidates above, so a hybrid over MeSH or UMLS does not search every name
+# (the same top-1 on NCBI-disease test over MeSH 2024, 1.5-2x the speed: BENCHMARKS.md).
+SPARSE_INDEX = {"@misc": "spacy-biolink.AutoSparseIndex.v6"}
 # The hybrid's index: HNSW and TF-IDF candidates rescored by the full sum. On NCBI test it
 # ranks exactly as the exhaustive SparseIndex, ~6x faster (BENCHMARKS.md).
 HYBRID_CANDIDATES = 64
