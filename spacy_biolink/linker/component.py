@@ -52,6 +52,13 @@ min_df = 1
 """
 
 
+# Exact sparse search below 500,000 names, word candidates above (index/auto.py), the
+# query's words among those sharing their rarest n-grams with it (word_kernels.py), more
+# candidates rescored past 1M names; "spacy-biolink.SparseIndex.v1" is always exact. The
+# trained hybrids search their TF-IDF half with it too (training/dan.py).
+DEFAULT_INDEX_CONFIG = {"@misc": "spacy-biolink.AutoSparseIndex.v6", "chunk_size": 256}
+
+
 @Language.factory(
     "bio_linker",
     assigns=["token.ent_kb_id", "span._.kb_ents"],
@@ -59,11 +66,7 @@ min_df = 1
     requires=["doc.ents"],
     default_config={
         "encoder": Config().from_str(DEFAULT_ENCODER_CONFIG)["model"],
-        # Exact sparse search below 500,000 names, word candidates above (index/auto.py),
-        # the query's words among those sharing their rarest n-grams with it
-        # (word_kernels.py), more candidates rescored past 1M names;
-        # "spacy-biolink.SparseIndex.v1" is always exact.
-        "index": {"@misc": "spacy-biolink.AutoSparseIndex.v6", "chunk_size": 256},
+        "index": dict(DEFAULT_INDEX_CONFIG),
         "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
                        "remove_punctuation": True, "spelling_variants": True,
                        "strip_plurals": True},

@@ -52,10 +52,6 @@ from .run import require_path
 logger = logging.getLogger("spacy_biolink")
 
 FAISS_FLAT = {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "flat"}
-# The hybrid's TF-IDF half: the TF-IDF linker's default index, exact below its min_names
-# and word candidates above, so a hybrid over MeSH or UMLS does not search every name
-# (the same top-1 on NCBI-disease test over MeSH 2024, 1.5-2x the speed: BENCHMARKS.md).
-SPARSE_INDEX = {"@misc": "spacy-biolink.AutoSparseIndex.v6"}
 # The hybrid's index: HNSW and TF-IDF candidates rescored by the full sum. On NCBI test it
 # ranks exactly as the exhaustive SparseIndex, ~6x faster (BENCHMARKS.md).
 HYBRID_CANDIDATES = 64
@@ -398,11 +394,15 @@ def hybrid_index_config(dense_width: int, candidates: int = HYBRID_CANDIDATES,
     """The index config a trained DAN encoder is used with: a HybridIndex over an HNSW FAISS
     index of `dense_width` and a sparse index, each part proposing its `candidates` best
     names (the HNSW search's ef_search written too where given)."""
+    # The TF-IDF half searches as the TF-IDF linker does: exact below its min_names, word
+    # candidates above, so a hybrid over MeSH or UMLS does not score every name.
+    from ..linker.component import DEFAULT_INDEX_CONFIG
+
     dense = {"@misc": "spacy-biolink.FaissIndex.v1", "kind": "hnsw"}
     if ef_search is not None:
         dense["ef_search"] = ef_search
     return {"@misc": "spacy-biolink.HybridIndex.v1", "dense_width": dense_width,
-            "candidates": candidates, "dense": dense, "sparse": SPARSE_INDEX}
+            "candidates": candidates, "dense": dense, "sparse": dict(DEFAULT_INDEX_CONFIG)}
 
 
 def _members(concepts: numpy.ndarray) -> Dict[int, numpy.ndarray]:
