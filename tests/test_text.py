@@ -65,6 +65,17 @@ def test_abbreviation_used_before_its_definition_is_resolved_too(nlp):
     assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {"DMD": "Duchenne muscular dystrophy"}
 
 
+def test_a_short_form_ended_by_a_colon_or_semicolon_is_defined(nlp):
+    # Pharmacology abstracts put the dose after the short form inside the parenthesis.
+    doc = nlp("Rats were given diethylnitrosamine (DEN: 10 mg/kg) and later DEN again.")
+    assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {"DEN": "diethylnitrosamine"}
+    doc = nlp("Rats were given diethylnitrosamine (DEN; 10 mg/kg) and later DEN again.")
+    assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {"DEN": "diethylnitrosamine"}
+    # A ratio is no definition: its letters spell nothing before it.
+    doc = nlp("The mixture (ratio 1:2) was stirred.")
+    assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {}
+
+
 def test_no_definition_means_nothing_to_resolve(nlp):
     doc = nlp("Patients with DMD were seen.")
     assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {}

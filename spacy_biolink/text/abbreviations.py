@@ -157,8 +157,9 @@ def expand(text: str, long_forms: Dict[str, str], skip: Optional[str] = None) ->
     return pattern.sub(long_form, text)
 
 
-# "(" then the short form, ended by ")", ";" or ",": the first item of a parenthesis.
-_PARENTHESIS = re.compile(r"\(\s*([^()\s;,][^();,]{0,14}?)\s*([);,])")
+# "(" then the short form, ended by ")", ";", "," or ":": the first item of a parenthesis
+# ("diethylnitrosamine (DEN: 10 mg/kg)" defines DEN as "(DEN; 10 mg/kg)" does).
+_PARENTHESIS = re.compile(r"\(\s*([^()\s;,:][^();,:]{0,14}?)\s*([);,:])")
 _REST_OF_PARENTHESIS = re.compile(r"[^()]*\)")
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])")
 
