@@ -486,6 +486,9 @@ def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
         # Each linker is scored on its own type's gold mentions, together on all of them.
         assert disease["ner"]["n_gold"] + chemical["ner"]["n_gold"] >= both["ner"]["n_gold"] > 0
         assert srsly.read_json(metrics / "e2e_bc5cdr_ncbi_test.json")["ner"]["n_gold"] > 0
+        # The NER and its term ruler learn from BC5CDR train alone: NCBI-disease's
+        # unannotated chemicals would teach it that they are none.
+        assert [p.name for p in (project / "corpus" / "bc5cdr_train").iterdir()] == ["bc5cdr.spacy"]
         assert (project / "packages" / "dist" / f"en_{package}-0.1.0-py3-none-any.whl").is_file()
         loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
                                  "print(nlp.pipe_names, nlp.get_pipe('chemical_linker').cfg['labels'], "
