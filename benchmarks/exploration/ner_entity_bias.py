@@ -27,8 +27,7 @@ def opening_actions(ner, labels):
 def main() -> None:
     """Print one line of NER and linking P/R/F1 per bias (per type, then over all)."""
     import spacy
-
-    from spacy_biolink.evaluation import evaluate_end_to_end
+    from nil_drop_sweep import score_row
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pipeline")
@@ -49,15 +48,8 @@ def main() -> None:
         b = original.copy()
         b[actions] += bias
         upper.set_param("b", b)
-        row = [f"bias={bias:+.2f}"]
-        for label in types + [None]:
-            result = evaluate_end_to_end(nlp, args.gold, path=args.pipeline,
-                                         match_labels=bool(types),
-                                         types={label} if label else None)
-            ner_s, link = result["ner"], result["linking"]
-            row.append(f"{label or 'all'} NER P/R/F {ner_s['p']:.4f}/{ner_s['r']:.4f}/{ner_s['f']:.4f} "
-                       f"link P/R/F {link['p']:.4f}/{link['r']:.4f}/{link['f']:.4f}")
-        print(" | ".join(row), flush=True)
+        print(" | ".join([f"bias={bias:+.2f}"] + score_row(nlp, args.gold, args.pipeline, types)),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ def main() -> None:
     """Print one line of P/R/F1 per threshold (per type, then over all, with --types)."""
     import spacy
 
-    from spacy_biolink.evaluation import evaluate_end_to_end
     from spacy_biolink.linker.find import linker_pipes
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -30,15 +29,23 @@ def main() -> None:
     for threshold in args.thresholds:
         nlp = spacy.load(args.pipeline, config={"components": {
             name: {"threshold": threshold} for name in names}})
-        row = [f"t={threshold:.2f}"]
-        for label in types + [None]:
-            result = evaluate_end_to_end(nlp, args.gold, path=args.pipeline,
-                                         match_labels=bool(types),
-                                         types={label} if label else None)
-            ner, link = result["ner"], result["linking"]
-            row.append(f"{label or 'all'} NER P/R/F {ner['p']:.4f}/{ner['r']:.4f}/{ner['f']:.4f} "
-                       f"link P/R/F {link['p']:.4f}/{link['r']:.4f}/{link['f']:.4f}")
-        print(" | ".join(row), flush=True)
+        print(" | ".join([f"t={threshold:.2f}"] + score_row(nlp, args.gold, args.pipeline, types)),
+              flush=True)
+
+
+def score_row(nlp, gold, path, types):
+    """End-to-end NER and linking P/R/F1 of nlp on gold, per type (labels must match)
+    and then over all, each as one printable cell."""
+    from spacy_biolink.evaluation import evaluate_end_to_end
+
+    row = []
+    for label in types + [None]:
+        result = evaluate_end_to_end(nlp, gold, path=path, match_labels=bool(types),
+                                     types={label} if label else None)
+        ner, link = result["ner"], result["linking"]
+        row.append(f"{label or 'all'} NER P/R/F {ner['p']:.4f}/{ner['r']:.4f}/{ner['f']:.4f} "
+                   f"link P/R/F {link['p']:.4f}/{link['r']:.4f}/{link['f']:.4f}")
+    return row
 
 
 if __name__ == "__main__":

@@ -113,9 +113,11 @@ def context_columns(view, linker, mentions, links, k, concept_rows):
     return out
 
 
-def make_stage(columns):
-    """The learned reranker stage with `columns` appended to its feature rows."""
-    class ContextReranker(lr.LearnedReranker):
+def stage_with_columns(columns, compute):
+    """The learned reranker stage with `columns` appended to its feature rows;
+    compute(stage, linker, mentions, links, concept) gives each column's values, one per
+    row (a dict by column name)."""
+    class ColumnsReranker(lr.LearnedReranker):
         def __init__(self, **kw):
             super().__init__(**kw)
             self.feature_names = tuple(self.feature_names) + tuple(columns)
@@ -123,17 +125,32 @@ def make_stage(columns):
         def _rows(self, linker, mentions, links):
             out, concept, size = super()._rows(linker, mentions, links)
             if columns and len(concept):
-                ctx = context_columns(self.view(linker), linker, mentions, links, self.k, concept)
+                values = compute(self, linker, mentions, links, concept)
                 base = len(self.feature_names) - len(columns)
                 for j, c in enumerate(columns):
-                    out[:, base + j] = ctx[:, ALL.index(c)]
+                    out[:, base + j] = values[c]
             return out, concept, size
-    return ContextReranker
+    return ColumnsReranker
 
 
-if __name__ == "__main__":
+def train_with_columns(known, compute):
+    """`SCRIPT COLUMNS|none -- train ...`: the project's CLI, with the stage class swapped
+    for one appending the comma-separated COLUMNS (each one of `known`)."""
     cols = [] if sys.argv[1] == "none" else sys.argv[1].split(",")
-    lr.LearnedReranker = make_stage(cols)
+    unknown = [c for c in cols if c not in known]
+    if unknown:
+        sys.exit(f"unknown columns {unknown}: choose from {', '.join(known)}")
+    lr.LearnedReranker = stage_with_columns(cols, compute)
     from spacy_biolink.__main__ import main  # noqa
     sys.argv = ["spacy_biolink"] + sys.argv[3:]
     main()
+
+
+def compute_context(stage, linker, mentions, links, concept):
+    """The document columns by name (context_columns)."""
+    ctx = context_columns(stage.view(linker), linker, mentions, links, stage.k, concept)
+    return {name: ctx[:, i] for i, name in enumerate(ALL)}
+
+
+if __name__ == "__main__":
+    train_with_columns(ALL, compute_context)

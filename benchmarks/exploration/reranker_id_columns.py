@@ -23,11 +23,10 @@ class swapped in its module for one that appends these columns to every candidat
         -- train configs/rank.cfg --output rank_ids ...   (the same arguments)
 
 Compare dev_acc@1 in each output's meta.json (dev only: choose nothing on test)."""
-import sys
 
 import numpy
 
-import spacy_biolink.linker.stages.learned_reranker as lr
+from reranker_context_columns import train_with_columns
 
 ALL = ("id_namespace", "n_ids", "mention_digits", "mention_tokens", "doc_namespace_share")
 NAMESPACES = {"MESH": 0, "OMIM": 1}
@@ -89,37 +88,15 @@ def namespace_share_column(mentions, links, k, namespace):
     return numpy.asarray(out)
 
 
-def make_stage(columns):
-    """The learned reranker stage with `columns` appended to its feature rows."""
-    class IdReranker(lr.LearnedReranker):
-        def __init__(self, **kw):
-            super().__init__(**kw)
-            self.feature_names = tuple(self.feature_names) + tuple(columns)
-
-        def _rows(self, linker, mentions, links):
-            out, concept, size = super()._rows(linker, mentions, links)
-            if columns and len(concept):
-                namespace, n_ids = concept_id_columns(linker.dictionary)
-                digits, tokens = mention_columns(mentions, links, self.k)
-                assert len(digits) == len(concept)
-                values = {"id_namespace": namespace[concept], "n_ids": n_ids[concept],
-                          "mention_digits": digits, "mention_tokens": tokens}
-                if "doc_namespace_share" in columns:
-                    values["doc_namespace_share"] = namespace_share_column(
-                        mentions, links, self.k, namespace)
-                base = len(self.feature_names) - len(columns)
-                for j, c in enumerate(columns):
-                    out[:, base + j] = values[c]
-            return out, concept, size
-    return IdReranker
+def compute_ids(stage, linker, mentions, links, concept):
+    """The id and mention columns by name."""
+    namespace, n_ids = concept_id_columns(linker.dictionary)
+    digits, tokens = mention_columns(mentions, links, stage.k)
+    assert len(digits) == len(concept)
+    return {"id_namespace": namespace[concept], "n_ids": n_ids[concept],
+            "mention_digits": digits, "mention_tokens": tokens,
+            "doc_namespace_share": namespace_share_column(mentions, links, stage.k, namespace)}
 
 
 if __name__ == "__main__":
-    cols = [] if sys.argv[1] == "none" else sys.argv[1].split(",")
-    unknown = [c for c in cols if c not in ALL]
-    if unknown:
-        sys.exit(f"unknown columns {unknown}: choose from {', '.join(ALL)}")
-    lr.LearnedReranker = make_stage(cols)
-    from spacy_biolink.__main__ import main  # noqa
-    sys.argv = ["spacy_biolink"] + sys.argv[3:]
-    main()
+    train_with_columns(ALL, compute_ids)
