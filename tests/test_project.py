@@ -139,7 +139,6 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
                "--vars.dictionary", "assets/medic_tiny.txt",
                "--vars.train_file", "NCBItrainset_corpus.txt",
                "--vars.vectors_dim", "16", "--vars.vectors_epochs", "2",
-               # 200: the NER's first evaluation, so model-best is trained, not step 0's
                "--vars.ner_max_steps", "200", "--vars.dan_max_epochs", "1",
                "--vars.bne_steps_per_epoch", "10", "--vars.bne_max_epochs", "1",
                "--vars.package_name", package, "--vars.code_dir", str(ROOT)]
@@ -164,6 +163,11 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         assert len(linked) == 4
         for step in ("dan", "bne"):
             assert (project / "training" / step / "training.png").is_file()
+        # The NER learns from train and dev; its last step's weights are the pipeline's.
+        assert sorted(p.name for p in (project / "corpus" / "ner_train_dev").iterdir()) \
+            == ["dev.spacy", "train.spacy"]
+        assert (project / "training" / "pipeline" / "ner" / "model").read_bytes() \
+            == (project / "training" / "ner" / "model-last" / "ner" / "model").read_bytes()
         _assert_both_wheels_built_quietly(project, package, result.stdout + result.stderr)
         loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
                                  "print(nlp.pipe_names)"], capture_output=True, text=True)
@@ -486,9 +490,14 @@ def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
         # Each linker is scored on its own type's gold mentions, together on all of them.
         assert disease["ner"]["n_gold"] + chemical["ner"]["n_gold"] >= both["ner"]["n_gold"] > 0
         assert srsly.read_json(metrics / "e2e_bc5cdr_ncbi_test.json")["ner"]["n_gold"] > 0
-        # The NER and its term ruler learn from BC5CDR train alone: NCBI-disease's
-        # unannotated chemicals would teach it that they are none.
-        assert [p.name for p in (project / "corpus" / "bc5cdr_train").iterdir()] == ["bc5cdr.spacy"]
+        # The NER and its term ruler learn from BC5CDR train and dev alone: NCBI-disease's
+        # unannotated chemicals would teach it that they are none. The last step's weights
+        # are the NER (dev is in its corpus, so spaCy's model-best means nothing here).
+        assert sorted(p.name for p in (project / "corpus" / "bc5cdr_train_dev").iterdir()) \
+            == ["dev.spacy", "train.spacy"]
+        training = project / "training"
+        assert (training / "pipeline_bc5cdr" / "ner" / "model").read_bytes() \
+            == (training / "ner_bc5cdr" / "model-last" / "ner" / "model").read_bytes()
         assert (project / "packages" / "dist" / f"en_{package}-0.1.0-py3-none-any.whl").is_file()
         loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
                                  "print(nlp.pipe_names, nlp.get_pipe('chemical_linker').cfg['labels'], "
