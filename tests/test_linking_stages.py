@@ -193,6 +193,45 @@ def test_cli_augment_and_evaluate_both_rules(tmp_path):
     assert [r["gold"] for r in records] == ["D001943|D010051|D006130"]
 
 
+def test_augment_new_concepts_makes_unknown_ids_of_the_named_types_linkable(tmp_path, caplog):
+    """--augment-new-concepts Chemical: a Chemical mention whose id the dictionary lacks
+    becomes a concept named by its mentions (its most frequent text the canonical name);
+    a Disease mention's unknown id stays skipped; without the option nothing is added."""
+    dictionary = tmp_path / "chemicals.tsv"
+    dictionary.write_text("aspirin\tD001241\ncisplatin\tD002945\n", encoding="utf8")
+    train = tmp_path / "train.txt"
+    train.write_text(
+        "1|t|retired drug and old syndrome.\n"
+        "1\t0\t12\tretired drug\tChemical\tC000001\n"
+        "1\t17\t29\told syndrome\tDisease\tD999999\n\n"
+        "2|t|retired drug, retired compound.\n"
+        "2\t0\t12\tretired drug\tChemical\tC000001\n"
+        "2\t14\t30\tretired compound\tChemical\tC000001\n\n", encoding="utf8")
+    plain, extended = tmp_path / "plain", tmp_path / "extended"
+    invoke_cli("init-linker", plain, "--dictionary", dictionary, "--format", "tsv",
+               "--augment", train)
+    with caplog.at_level("INFO"):
+        invoke_cli("init-linker", extended, "--dictionary", dictionary, "--format", "tsv",
+                   "--augment", train, "--augment-new-concepts", "Chemical")
+    assert "1 ids the dictionary lacks became concepts" in caplog.text
+    before = spacy.load(plain).get_pipe("bio_linker").dictionary
+    nlp = spacy.load(extended)
+    after = nlp.get_pipe("bio_linker").dictionary
+    assert (before.n_concepts, after.n_concepts) == (2, 3)
+    assert after.concept_index("D999999") is None
+    new = after.concept_index("C000001")
+    # its mentions' texts are its names; "retired drug" was given twice, "retired compound" once
+    assert sorted(after.names_of(new)) == ["retired compound", "retired drug"]
+    assert after.canonical_name(new) == "retired drug"
+    # the setting is in the saved config, so initializing again gives the same concepts
+    assert nlp.config["initialize"]["components"]["bio_linker"]["augment_new_concepts"] == ["Chemical"]
+    doc = nlp(doc_with_ents(nlp, "A retired compound.", [(2, 18)], label="Chemical"))
+    assert doc.ents[0].kb_id_ == "C000001"
+    refused = invoke_cli("init-linker", tmp_path / "nothing", "--dictionary", dictionary,
+                         "--augment-new-concepts", "Chemical", check=False)
+    assert refused.returncode != 0 and "--augment" in refused.stdout + refused.stderr
+    assert not (tmp_path / "nothing").exists()
+
 def test_evaluation_follows_the_linker_settings(stages_dictionary, tmp_path):
     corpus = tmp_path / "test.txt"
     corpus.write_text(

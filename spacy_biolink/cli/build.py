@@ -80,6 +80,11 @@ def init_linker_cli(
     augment: List[Path] = typer.Option([], "--augment", "-a",
                                        help="PubTator corpus whose gold mentions join the "
                                             "dictionary (repeatable: train, dev)"),
+    augment_new_concepts: Optional[str] = typer.Option(
+        None, "--augment-new-concepts",
+        help="--augment's mention types (comma-separated, e.g. Chemical) whose ids the "
+             "dictionary lacks become concepts of their own, named by their mentions, "
+             "instead of being skipped (ids a newer vocabulary merged or retired)"),
     spelling_map: Optional[Path] = typer.Option(None, "--spelling-map",
                                                 help="`wrong||right` file of mention typos"),
     encoder: Optional[Path] = typer.Option(None, "--encoder", "-e",
@@ -125,6 +130,10 @@ def init_linker_cli(
                "code_sources": listed(code_sources, "none"),
                "mesh_branches": listed(mesh_branches, "all"),
                "mesh_supplementary": [str(p) for p in mesh_supplementary] or None}
+    new_concept_types = comma_list(augment_new_concepts) or []
+    if new_concept_types and not augment:
+        raise typer.BadParameter("it adds concepts from --augment's corpora: give --augment too",
+                                 param_hint="--augment-new-concepts")
     started = time.perf_counter()
     nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
                       augment=augment, spelling_map=spelling_map, encoder=encoder, force=force,
@@ -132,7 +141,8 @@ def init_linker_cli(
                       verifier_threshold=verifier_threshold, reranker=reranker,
                       overrides=parse_config_overrides(ctx.args), dictionary_filters=filters,
                       on_bad_line=on_bad_line, extend=extend, extend_format=extend_format,
-                      extend_filters={"mesh_branches": listed(extend_mesh_branches, "all")})
+                      extend_filters={"mesh_branches": listed(extend_mesh_branches, "all")},
+                      augment_new_concepts=new_concept_types)
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
              f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")

@@ -29,17 +29,22 @@ class AugmentStats:
     # told apart by the names of its concepts, cannot say which part is which.
     composite_mismatch: int = 0
     unknown_id: int = 0
+    # Unknown ids made concepts of their own (new_concept_types).
+    new_concepts: int = 0
 
     def summary(self) -> str:
         """One sentence for the log: names added and the mentions skipped, by reason."""
         return (f"augmented the dictionary with {self.added} names from {self.mentions} "
                 f"corpus mentions (skipped: {self.no_id} without an id, {self.combined} "
                 f"combined `+` ids, {self.composite_mismatch} composites that do not split "
-                f"into one part per id, {self.unknown_id} with an id not in the dictionary)")
+                f"into one part per id, {self.unknown_id} with an id not in the dictionary)"
+                + (f"; {self.new_concepts} ids the dictionary lacks became concepts"
+                   if self.new_concepts else ""))
 
 
 def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
-                       make_doc: Callable[[str], Doc], *, short_forms: bool = True
+                       make_doc: Callable[[str], Doc], *, short_forms: bool = True,
+                       new_concept_types: Sequence[str] = ()
                        ) -> Tuple[ConceptDictionary, AugmentStats]:
     """`dictionary` with the gold mentions of PubTator `corpora` added as names.
 
@@ -48,22 +53,38 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
     short_forms: also add a mention's own text when abbreviation resolution changed it.
         A short form used in a later document without its definition ("HTN", "MI") then
         still has a name to match; one defined there is resolved before it is searched.
+    new_concept_types: corpus mention types (PubTator's type column, e.g. "Chemical")
+        whose ids the dictionary lacks become concepts of their own, named by their
+        mentions, instead of being skipped. A vocabulary newer than the corpus has merged
+        or retired some of its ids; the annotations still use them, and a test mention
+        annotated like a training one can then be linked to them. Only these types:
+        a disease id must not become a concept of a chemical linker.
     """
     pairs, stats = gold_name_pairs(dictionary, corpora, linker, make_doc,
                                    short_forms=short_forms)
-    augmented, unknown = dictionary.with_names(pairs, source="<augmented dictionary>")
+    new_ids: Set[str] = set()
+    if new_concept_types:
+        typed, _ = gold_name_pairs(dictionary, corpora, linker, make_doc,
+                                   short_forms=short_forms, types=set(new_concept_types))
+        new_ids = {i for _, i in typed if dictionary.concept_index(i) is None}
+    augmented, unknown = dictionary.with_names(pairs, source="<augmented dictionary>",
+                                               new_concept_ids=new_ids)
     stats.unknown_id = len(unknown)
     stats.added = len(pairs) - len(unknown)
+    stats.new_concepts = len(new_ids)
     return augmented, stats
 
 
 def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
-                    make_doc: Callable[[str], Doc], *, short_forms: bool = False
+                    make_doc: Callable[[str], Doc], *, short_forms: bool = False,
+                    types: Optional[Set[str]] = None
                     ) -> Tuple[List[Tuple[str, str]], AugmentStats]:
     """(mention text as the linker would query it, gold id) for every gold mention of
     `corpora` that names one concept; composites contribute one pair per part.
     short_forms: also (the mention's own text, id) where abbreviation resolution changed
     the text of a mention with one id.
+
+    types: only the mentions of these corpus types (default: every mention).
 
     This is both the augmentation and the training data of the trainable encoders.
     """
@@ -72,7 +93,7 @@ def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], 
     stats = AugmentStats()
     pairs: List[Tuple[str, str]] = []
     for path in corpora:
-        for document in read_pubtator(path):
+        for document in read_pubtator(path, types=types):
             doc = make_doc(document.text)
             mentions = [Mention(doc, m.start, m.end, m.text) for m in document.mentions]
             for gold, text in zip(document.mentions, linker.resolved_texts(mentions)):

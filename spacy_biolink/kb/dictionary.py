@@ -10,9 +10,9 @@ from names to concepts) so a 10M-name dictionary loads as a handful of memory-ma
 """
 import logging
 from array import array
-from collections import defaultdict
+from collections import Counter, defaultdict
 from itertools import islice
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
@@ -269,7 +269,8 @@ class ConceptDictionary:
             numpy.zeros(0, dtype=numpy.uint8)
         return StringTable(numpy.ascontiguousarray(blob, dtype=numpy.uint8), offsets)
 
-    def with_names(self, extra: Iterable[Tuple[str, str]], *, source: str = "<names>"
+    def with_names(self, extra: Iterable[Tuple[str, str]], *, source: str = "<names>",
+                   new_concept_ids: Collection[str] = ()
                    ) -> Tuple["ConceptDictionary", List[Tuple[str, str]]]:
         """Return a dictionary with (name, concept_id) pairs added, and the pairs whose id
         is unknown (they are not added: a name without a concept cannot be linked).
@@ -277,8 +278,14 @@ class ConceptDictionary:
         Each pair counts as one annotation in name_concept_counts, and is marked
         SOURCE_DATA in name_concept_sources (beside SOURCE_ONTOLOGY when the dictionary
         already gave that name that concept).
+        new_concept_ids: unknown ids that become concepts of their own instead, after the
+            dictionary's, named by their pairs alone (every name SOURCE_DATA; the canonical
+            name is the one given most often, the first of those on a tie).
         """
         concepts = list(self.iter_concepts())
+        n_known = len(concepts)
+        allowed_new = set(new_concept_ids)
+        added: Dict[str, int] = {}
         # Keyed by name text: name indices change when names are added.
         counts: Dict[Tuple[str, int], int] = defaultdict(int)
         counted = numpy.flatnonzero(self.name_concept_counts)
@@ -294,6 +301,11 @@ class ConceptDictionary:
         unknown = []
         for name, concept_id in extra:
             c = self.concept_index(concept_id)
+            if c is None and concept_id in allowed_new:
+                c = added.get(concept_id)
+                if c is None:
+                    c = added[concept_id] = len(concepts)
+                    concepts.append(Concept([concept_id], ()))
             if c is None:
                 unknown.append((name, concept_id))
             else:
@@ -309,6 +321,10 @@ class ConceptDictionary:
         augmented.name_concept_sources = augmented._pair_array(sources, numpy.uint8,
                                                                SOURCE_ONTOLOGY)
         augmented.canonical_names = self.canonical_names  # same concepts, same order
+        if added and self.canonical_names is not None:
+            given = [Counter(concepts[c].names).most_common(1)[0][0] for c in range(n_known, len(concepts))]
+            augmented.canonical_names = StringTable.from_strings(
+                [*self.canonical_names, *(name.strip() for name in given)])
         return augmented, unknown
 
     def _pair_array(self, values: Dict[Tuple[str, int], int], dtype, default) -> numpy.ndarray:

@@ -258,6 +258,7 @@ class BioLinker(Pipe):
                    dictionary: Union[ConceptDictionary, Callable[[], ConceptDictionary], None] = None,
                    spelling_map: Optional[PathLike] = None,
                    augment: Sequence[PathLike] = (), augment_short_forms: bool = True,
+                   augment_new_concepts: Sequence[str] = (),
                    stages: Optional[Dict[str, PathLike]] = None) -> None:
         """Fit the encoder's statistics on the dictionary names, build the index, and read
         each configured stage's trained weights.
@@ -270,6 +271,9 @@ class BioLinker(Pipe):
         augment_short_forms: with augment, a mention whose abbreviation was resolved
             ("HTN" defined as "hypertension") also adds its own text, for later
             documents that use the short form without defining it.
+        augment_new_concepts: with augment, corpus mention types (e.g. ["Chemical"])
+            whose ids the dictionary lacks become concepts of their own, named by their
+            mentions; other unknown ids are skipped, as by default.
         stages: stage name -> trained directory (`train configs/siamese.cfg`, `train
             configs/reranker.cfg`), one for each stage of the config; a stage given none
             keeps the weights it has (a pipeline initialized again), and a new one is an
@@ -297,7 +301,8 @@ class BioLinker(Pipe):
 
             make_doc = nlp.make_doc if nlp is not None else util.get_lang_class("en")().make_doc
             dictionary, stats = augment_dictionary(dictionary, augment, self.linker, make_doc,
-                                                   short_forms=augment_short_forms)
+                                                   short_forms=augment_short_forms,
+                                                   new_concept_types=augment_new_concepts)
             logger.info("bio_linker: %s", stats.summary())
         # Positions, not shared_names(): its (name, ids) per shared name would live through
         # index_names, scattered over the arenas the dictionary's build left (BENCHMARKS).

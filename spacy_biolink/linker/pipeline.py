@@ -145,11 +145,15 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 dictionary_filters: Optional[Dict] = None,
                 reranker: Optional[PathLike] = None, on_bad_line: str = "error",
                 extend: Sequence[PathLike] = (), extend_format: Optional[str] = None,
-                extend_filters: Optional[Dict] = None) -> Language:
+                extend_filters: Optional[Dict] = None,
+                augment_new_concepts: Sequence[str] = ()) -> Language:
     """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
 
     augment: PubTator corpora whose gold mentions join the dictionary (train, or
         train + dev when the test set is what will be evaluated).
+    augment_new_concepts: corpus mention types (e.g. ["Chemical"]) of `augment` whose
+        ids the dictionary lacks become concepts of their own, named by their mentions
+        (kb/augment.py), instead of being skipped.
     spelling_map: a `wrong||right` file of mention typos (NCBI-disease ships one).
     encoder: a trained encoder directory (`python -m spacy_biolink train --output DIR`);
         its architecture and index blocks replace the config's, its weights are loaded.
@@ -222,6 +226,9 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         loader["@misc"] = "spacy-biolink.load_dictionary.v4"
         loader.update({key: list(value) if not isinstance(value, str) else [value]
                        for key, value in mesh_filters.items()})
+    if augment_new_concepts:
+        config["initialize"]["components"]["bio_linker"]["augment_new_concepts"] = \
+            list(augment_new_concepts)
     if extend:
         initialize = config["initialize"]["components"]["bio_linker"]
         extensions = {}
