@@ -322,7 +322,8 @@ class ConceptDictionary:
                                                                SOURCE_ONTOLOGY)
         augmented.canonical_names = self.canonical_names  # same concepts, same order
         if added and self.canonical_names is not None:
-            given = [Counter(concepts[c].names).most_common(1)[0][0] for c in range(n_known, len(concepts))]
+            given = [Counter(concepts[c].names).most_common(1)[0][0]
+                     for c in range(n_known, len(concepts))]
             augmented.canonical_names = StringTable.from_strings(
                 [*self.canonical_names, *(name.strip() for name in given)])
         return augmented, unknown
