@@ -60,13 +60,12 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
         annotated like a training one can then be linked to them. Only these types:
         a disease id must not become a concept of a chemical linker.
     """
-    pairs, stats = gold_name_pairs(dictionary, corpora, linker, make_doc,
-                                   short_forms=short_forms)
-    new_ids: Set[str] = set()
-    if new_concept_types:
-        typed, _ = gold_name_pairs(dictionary, corpora, linker, make_doc,
-                                   short_forms=short_forms, types=set(new_concept_types))
-        new_ids = {i for _, i in typed if dictionary.concept_index(i) is None}
+    triples, stats = gold_name_triples(dictionary, corpora, linker, make_doc,
+                                       short_forms=short_forms)
+    pairs = [(name, concept_id) for name, concept_id, _ in triples]
+    new_types = set(new_concept_types)
+    new_ids = {concept_id for _, concept_id, mention_type in triples
+               if mention_type in new_types and dictionary.concept_index(concept_id) is None}
     augmented, unknown = dictionary.with_names(pairs, source="<augmented dictionary>",
                                                new_concept_ids=new_ids)
     stats.unknown_id = len(unknown)
@@ -76,24 +75,31 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
 
 
 def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
-                    make_doc: Callable[[str], Doc], *, short_forms: bool = False,
-                    types: Optional[Set[str]] = None
+                    make_doc: Callable[[str], Doc], *, short_forms: bool = False
                     ) -> Tuple[List[Tuple[str, str]], AugmentStats]:
     """(mention text as the linker would query it, gold id) for every gold mention of
     `corpora` that names one concept; composites contribute one pair per part.
     short_forms: also (the mention's own text, id) where abbreviation resolution changed
     the text of a mention with one id.
 
-    types: only the mentions of these corpus types (default: every mention).
-
     This is both the augmentation and the training data of the trainable encoders.
     """
+    triples, stats = gold_name_triples(dictionary, corpora, linker, make_doc,
+                                       short_forms=short_forms)
+    return [(name, concept_id) for name, concept_id, _ in triples], stats
+
+
+def gold_name_triples(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
+                      make_doc: Callable[[str], Doc], *, short_forms: bool = False
+                      ) -> Tuple[List[Tuple[str, str, str]], AugmentStats]:
+    """gold_name_pairs' pairs, each with the corpus type of the mention it came from
+    (name, id, type)."""
     from ..linker.policy import Mention
 
     stats = AugmentStats()
-    pairs: List[Tuple[str, str]] = []
+    pairs: List[Tuple[str, str, str]] = []
     for path in corpora:
-        for document in read_pubtator(path, types=types):
+        for document in read_pubtator(path):
             doc = make_doc(document.text)
             mentions = [Mention(doc, m.start, m.end, m.text) for m in document.mentions]
             for gold, text in zip(document.mentions, linker.resolved_texts(mentions)):
@@ -106,7 +112,7 @@ def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], 
                 if short_forms and len(id_parts) == 1 and len(id_parts[0]) == 1:
                     raw = " ".join(gold.text.split())
                     if raw != text:
-                        pairs.append((raw, id_parts[0][0]))
+                        pairs.append((raw, id_parts[0][0], gold.type))
                 if len(id_parts) > 1:
                     names = split_composite(text) if linker.cfg["split_composites"] else []
                     order = align_parts(names, id_parts, dictionary, linker.normalizer.name)
@@ -116,7 +122,7 @@ def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], 
                     id_parts = [id_parts[i] for i in order]
                 for name, ids in zip(names, id_parts):
                     if len(ids) == 1:
-                        pairs.append((name, ids[0]))
+                        pairs.append((name, ids[0], gold.type))
                     elif ids:
                         stats.combined += 1
     return pairs, stats
