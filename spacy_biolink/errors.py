@@ -627,6 +627,9 @@ class Warnings(metaclass=ErrorsWithCodes):
     W020 = ("bio_linker: type_filter allows types {types} for label {label!r}, but no "
             "concept of the dictionary has any of them, so every {label} span is NIL. Check "
             "the types (linker.kb[id].types shows what the dictionary gives).")
+    W021 = ("bio_linker: augment_new_concepts names type(s) {missing} that no mention of the "
+            "augmenting corpora has, so they add no concept. The corpora's types are "
+            "{seen}; name those (PubTator's type column, e.g. Chemical).")
     W750 = ("The pipeline at {path} has no component that finds entities (pipes: {pipes}) "
             "and {n} of {total} input document(s) came with none, so they have no entities "
             "to link: bio_linker only links spans already in doc.ents. Use a pipeline with "

@@ -227,6 +227,10 @@ def test_augment_new_concepts_makes_unknown_ids_of_the_named_types_linkable(tmp_
     assert nlp.config["initialize"]["components"]["bio_linker"]["augment_new_concepts"] == ["Chemical"]
     doc = nlp(doc_with_ents(nlp, "A retired compound.", [(2, 18)], label="Chemical"))
     assert doc.ents[0].kb_id_ == "C000001"
+    # a type no augmenting mention has (a typo) adds nothing, and says so
+    with pytest.warns(UserWarning, match=r"W021.*\['Chemcial'\].*\['Chemical', 'Disease'\]"):
+        invoke_cli("init-linker", tmp_path / "typo", "--dictionary", dictionary, "--format",
+                   "tsv", "--augment", train, "--augment-new-concepts", "Chemcial")
     refused = invoke_cli("init-linker", tmp_path / "nothing", "--dictionary", dictionary,
                          "--augment-new-concepts", "Chemical", check=False)
     assert refused.returncode != 0 and "--augment" in refused.stdout + refused.stderr

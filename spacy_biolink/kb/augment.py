@@ -5,6 +5,7 @@ evaluating (train+dev for test, train for dev): a test mention seen in training 
 matches exactly. The mentions go through the linker's own abbreviation resolution and
 composite splitting, so what is added is what a query will look like.
 """
+import warnings
 from dataclasses import dataclass
 from itertools import permutations
 from typing import Callable, List, Optional, Sequence, Set, Tuple
@@ -12,6 +13,7 @@ from typing import Callable, List, Optional, Sequence, Set, Tuple
 from spacy.tokens import Doc
 
 from ..corpora.pubtator import read_pubtator
+from ..errors import Warnings
 from .dictionary import ConceptDictionary
 from .ids import split_gold_id_parts
 from ..text.composites import split_composite
@@ -64,6 +66,10 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
                                        short_forms=short_forms)
     pairs = [(name, concept_id) for name, concept_id, _ in triples]
     new_types = set(new_concept_types)
+    seen = {mention_type for _, _, mention_type in triples}
+    if new_types - seen:
+        warnings.warn(Warnings.W021.format(missing=sorted(new_types - seen),
+                                           seen=sorted(seen) or "none"))
     new_ids = {concept_id for _, concept_id, mention_type in triples
                if mention_type in new_types and dictionary.concept_index(concept_id) is None}
     augmented, unknown = dictionary.with_names(pairs, source="<augmented dictionary>",
