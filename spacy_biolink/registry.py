@@ -949,6 +949,38 @@ def build_fast_encoder_trainer_v2(recipe: str = "auto", align_epochs: int = 3,
         distil_hard=distil_hard, distil_temperature=distil_temperature)
 
 
+@registry.misc("spacy-biolink.FastEncoderTrainer.v3")
+def build_fast_encoder_trainer_v3(recipe: str = "auto", align_epochs: int = 3,
+                                  corpus_epochs: int = 3, max_minutes: float = 25.0,
+                                  concepts_per_batch: int = 64, names_per_concept: int = 2,
+                                  hard_concepts: int = 3, n_nearest: int = 8,
+                                  temperature: float = 0.05, learning_rate: float = 1e-3,
+                                  weight_decay: float = 0.0, freeze_embeddings: bool = False,
+                                  corpus_objective: str = "hybrid", topk: int = 20,
+                                  mention_batch_size: int = 32,
+                                  hybrid_sparse_weights: List[float] = [0.5, 1.0, 2.0],
+                                  default_sparse_weight: float = 1.0, torch_threads: int = 0,
+                                  distil_epochs: int = 2, distil_batch_size: int = 256,
+                                  distil_hard: int = 3, distil_temperature: float = 0.05,
+                                  hybrid_weight_learning_rate: float = 0.01):
+    """Registered `spacy-biolink.FastEncoderTrainer.v3`: v2's recipes, and corpus_objective
+    "hybrid" (its default): the corpus epochs train on the score the hybrid links with,
+    dense + w * TF-IDF, w learned beside the encoder (training/fast.py)."""
+    from .training.fast import FastEncoderTrainerV3
+
+    return FastEncoderTrainerV3(
+        recipe=recipe, align_epochs=align_epochs, corpus_epochs=corpus_epochs,
+        max_minutes=max_minutes, concepts_per_batch=concepts_per_batch,
+        names_per_concept=names_per_concept, hard_concepts=hard_concepts, n_nearest=n_nearest,
+        temperature=temperature, learning_rate=learning_rate, weight_decay=weight_decay,
+        freeze_embeddings=freeze_embeddings, corpus_objective=corpus_objective, topk=topk,
+        mention_batch_size=mention_batch_size, hybrid_sparse_weights=hybrid_sparse_weights,
+        default_sparse_weight=default_sparse_weight, torch_threads=torch_threads,
+        distil_epochs=distil_epochs, distil_batch_size=distil_batch_size,
+        distil_hard=distil_hard, distil_temperature=distil_temperature,
+        hybrid_weight_learning_rate=hybrid_weight_learning_rate)
+
+
 @registry.tokenizers("spacy-biolink.BioTokenizer.v1")
 def build_bio_tokenizer():
     """Registered `spacy-biolink.BioTokenizer.v1` (`[nlp.tokenizer]`): spaCy's tokenizer

@@ -13,6 +13,8 @@
        epoch); loss -log of the softmax mass on the candidates of its concept.
    "alignment": phase 1's loss over the concepts of the training mentions, with the
        mentions joining their concepts' names.
+   "hybrid" (v3 only): "marginal" over the score the hybrid links with, the encoder's
+       cosine + w * the hybrid TF-IDF's cosine, w learned beside the encoder.
 
 Both phases stop at `max_minutes` of training if it comes first (the distil recipe's
 one teacher pass is setup and not counted). With [paths] dev the
@@ -51,6 +53,7 @@ HYBRID_EF_SEARCH = 32
 
 class FastEncoderTrainer:
     RECIPES = RECIPES
+    CORPUS_OBJECTIVES = CORPUS_OBJECTIVES
 
     def __init__(self, *, recipe: str, align_epochs: int, corpus_epochs: int,
                  max_minutes: float, concepts_per_batch: int, names_per_concept: int,
@@ -61,10 +64,10 @@ class FastEncoderTrainer:
         if recipe not in self.RECIPES:
             raise BioLinkError(Errors.E654.format(setting="recipe", value=recipe,
                                                   options=", ".join(self.RECIPES)))
-        if corpus_objective not in CORPUS_OBJECTIVES:
+        if corpus_objective not in self.CORPUS_OBJECTIVES:
             raise BioLinkError(Errors.E654.format(setting="corpus_objective",
                                                   value=corpus_objective,
-                                                  options=", ".join(CORPUS_OBJECTIVES)))
+                                                  options=", ".join(self.CORPUS_OBJECTIVES)))
         self.recipe = recipe
         self.align_epochs = align_epochs
         self.corpus_epochs = corpus_epochs
@@ -151,8 +154,10 @@ class FastEncoderTrainer:
                 from .dev import dev_accuracy
 
                 module.eval()
-                scores = dev_accuracy(model, dev_dictionary, dev_path, index_config=FAISS_FLAT)
+                encoder, index_config = self._dev_encoder(model, phase)
+                scores = dev_accuracy(encoder, dev_dictionary, dev_path, index_config=index_config)
                 record.update({"dev_acc@1": scores["acc@1"], "dev_acc@5": scores["acc@5"]})
+            record.update(self._epoch_record(phase))
             log.log(**record)
             state.offer(module, record)
 
@@ -185,13 +190,8 @@ class FastEncoderTrainer:
                 groups = _groups(all_concepts)
                 corpus_seeds = numpy.unique(mention_concepts)
             else:
-                from ..encoders.tfidf import CharNgramTfidf
-                from .biosyn import top_k_sparse
-
                 names = [normalizer.name(n) for n in dictionary.names]
-                tfidf = CharNgramTfidf("char", (1, 2)).fit(names)
-                sparse_top = top_k_sparse(tfidf.transform(mentions), tfidf.transform(names),
-                                          self.topk // 2)
+                sparse = self._corpus_sparse(names, mentions)
             for epoch in range(1, self.corpus_epochs + 1):
                 if time.perf_counter() > deadline:
                     break
@@ -203,7 +203,7 @@ class FastEncoderTrainer:
                                                desc=f"corpus epoch {epoch}")
                 else:
                     losses = self._marginal_epoch(model, optimizer, dictionary, names, mentions,
-                                                  mention_concepts, sparse_top, rng, deadline,
+                                                  mention_concepts, sparse, rng, deadline,
                                                   desc=f"corpus epoch {epoch}")
                 if not losses:
                     break
@@ -219,10 +219,18 @@ class FastEncoderTrainer:
                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0})
         save_encoder(output_dir, model, model_config, index_config=FAISS_FLAT, meta=meta)
         meta.update(self._save_hybrid(model, model_config, dictionary, dev_dictionary, dev_path,
-                                      output_dir))
+                                      output_dir, state.record))
         save_encoder(output_dir, model, model_config, index_config=FAISS_FLAT, meta=meta)
         log.plot(title="fast encoder")
         return meta
+
+    def _dev_encoder(self, model, phase: str) -> Tuple:
+        """What an epoch's dev figure scores, and its index config: the encoder alone."""
+        return model, FAISS_FLAT
+
+    def _epoch_record(self, phase: str) -> Dict:
+        """Extra columns for an epoch's log line (none here)."""
+        return {}
 
     def _before_alignment(self, config, output_dir: Path, model, optimizer, texts: List[str],
                           mentions: List[str], rng: numpy.random.Generator, deadline: float,
@@ -267,19 +275,35 @@ class FastEncoderTrainer:
 
     # Phase 2 (marginal) --------------------------------------------------------
 
+    def _corpus_sparse(self, names: List[str], mentions: List[str]) -> "SparseCandidates":
+        """The marginal objective's fixed sparse candidates: BioSyn's char 1-2-gram TF-IDF,
+        `topk // 2` per mention; its scores are not part of the loss here (v3's "hybrid"
+        objective adds them)."""
+        from ..encoders.tfidf import CharNgramTfidf
+        from .biosyn import top_k_sparse
+
+        tfidf = CharNgramTfidf("char", (1, 2)).fit(names)
+        return SparseCandidates(top_k_sparse(tfidf.transform(mentions), tfidf.transform(names),
+                                             self.topk // 2))
+
     def _marginal_epoch(self, model, optimizer, dictionary, names: List[str], mentions: List[str],
-                        mention_concepts: numpy.ndarray, sparse_top: numpy.ndarray,
+                        mention_concepts: numpy.ndarray, sparse: "SparseCandidates",
                         rng: numpy.random.Generator, deadline: float, desc: str) -> List[float]:
         import torch
 
         from ..encoders.torch_wrapper import torch_module
         from ..training.losses import marginal_nll
-        from .biosyn import candidate_positives, encode_with_grad, merge_candidates, top_k_dense
+        from .biosyn import (candidate_positives, encode_with_grad, merge_candidates,
+                             rowwise_scores, top_k_dense)
 
         module = torch_module(model)
         dense_top = top_k_dense(encode(model, mentions), encode(model, names), self.topk)
-        candidates = merge_candidates(sparse_top, dense_top, self.topk)
+        candidates = merge_candidates(sparse.top, dense_top, self.topk)
         positives = candidate_positives(dictionary, mention_concepts, candidates)
+        candidate_sparse = None
+        if sparse.weight is not None:
+            candidate_sparse = torch.from_numpy(
+                rowwise_scores(sparse.mention_rows, sparse.name_rows, candidates))
         module.train()
         losses = []
         order = rng.permutation(len(mentions))
@@ -294,18 +318,30 @@ class FastEncoderTrainer:
             keys = torch.nn.functional.normalize(
                 encode_with_grad(model, [names[n] for n in cands.ravel().tolist()]), dim=-1)
             keys = keys.view(len(batch), cands.shape[1], -1)
-            scores = torch.einsum("bd,bkd->bk", queries, keys) / self.temperature
-            loss = marginal_nll(scores, torch.from_numpy(positives[batch]))
+            scores = torch.einsum("bd,bkd->bk", queries, keys)
+            if candidate_sparse is not None:
+                scores = scores + sparse.weight * candidate_sparse[torch.from_numpy(batch)]
+                sparse.optimizer.zero_grad()
+            loss = marginal_nll(scores / self.temperature, torch.from_numpy(positives[batch]))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+            if candidate_sparse is not None:
+                sparse.optimizer.step()
+                with torch.no_grad():
+                    sparse.weight.clamp_(min=0.0)
             losses.append(float(loss.detach()))
         return losses
 
     # The hybrid ----------------------------------------------------------------
 
+    def _hybrid_weights_to_try(self, kept: Dict) -> List[float]:
+        """The sparse weights OUTPUT/hybrid is chosen among on dev (`kept`: the log record
+        of the epoch whose weights were kept)."""
+        return list(self.hybrid_sparse_weights)
+
     def _save_hybrid(self, model, model_config: Dict, dictionary, dev_dictionary,
-                     dev_path: Optional[Path], output_dir: Path) -> Dict:
+                     dev_path: Optional[Path], output_dir: Path, kept: Dict) -> Dict:
         from spacy.util import registry
 
         from ..encoders.hybrid import hybrid_encoder
@@ -316,10 +352,11 @@ class FastEncoderTrainer:
                                            HYBRID_EF_SEARCH)
         scores = {}
         best = self.default_sparse_weight
-        if dev_path is not None and self.hybrid_sparse_weights:
+        weights = self._hybrid_weights_to_try(kept)
+        if dev_path is not None and weights:
             from .dev import dev_accuracy
 
-            for weight in self.hybrid_sparse_weights:
+            for weight in weights:
                 hybrid = hybrid_encoder(model, tfidf, 1.0, weight)
                 scores[weight] = dev_accuracy(hybrid, dev_dictionary, dev_path,
                                               index_config=index_config)
@@ -333,6 +370,20 @@ class FastEncoderTrainer:
             out.update({"hybrid_dev_acc@1": scores[best]["acc@1"],
                         "hybrid_dev_acc@5": scores[best]["acc@5"]})
         return out
+
+
+class SparseCandidates:
+    """The corpus epochs' TF-IDF side: each mention's fixed sparse candidates (`top`) and,
+    for an objective that scores with them, the TF-IDF rows and the learned weight of the
+    sparse cosine in the candidates' scores (with its optimizer); `weight` None: dense only."""
+
+    def __init__(self, top: numpy.ndarray, mention_rows=None, name_rows=None, weight=None,
+                 optimizer=None):
+        self.top = top
+        self.mention_rows = mention_rows
+        self.name_rows = name_rows
+        self.weight = weight
+        self.optimizer = optimizer
 
 
 class _Optimizers:
@@ -615,3 +666,79 @@ class FastEncoderTrainerV2(FastEncoderTrainer):
             optimizer.step()
             losses.append(float(loss.detach()))
         return losses
+
+
+class FastEncoderTrainerV3(FastEncoderTrainerV2):
+    """v2's recipes, and corpus_objective "hybrid": BioSyn's marginal likelihood over the
+    score the hybrid links with, dense cosine + w * TF-IDF cosine (the hybrid's own TF-IDF:
+    char_wb 3-grams fitted on the dictionary's names), w learned beside the encoder from
+    `default_sparse_weight`. The TF-IDF half of each mention's candidates comes from that
+    TF-IDF too, the dense half from the encoder each epoch, as in "marginal". The corpus
+    epochs are scored on dev as the hybrid at the current w, and OUTPUT/hybrid's weight is
+    chosen on dev among `hybrid_sparse_weights` and the kept epoch's learned w. The dense
+    part learns what TF-IDF misses instead of everything (BioSyn trains its dense
+    encoder so, beside its sparse weight)."""
+
+    CORPUS_OBJECTIVES = CORPUS_OBJECTIVES + ("hybrid",)
+
+    def __init__(self, *, hybrid_weight_learning_rate: float, **settings):
+        super().__init__(**settings)
+        self.hybrid_weight_learning_rate = hybrid_weight_learning_rate
+        self._sparse: Optional[SparseCandidates] = None
+
+    def settings(self) -> Dict:
+        """The trainer's settings as a dict, for the saved meta (not its run state)."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def __call__(self, config, output_dir: Path, *, resume: bool = False) -> Dict:
+        """Train as v2 (see `FastEncoderTrainer.__call__`); a run's learned weight starts
+        from `default_sparse_weight` each time."""
+        self._sparse = None
+        return super().__call__(config, output_dir, resume=resume)
+
+    def _corpus_sparse(self, names: List[str], mentions: List[str]) -> SparseCandidates:
+        if self.corpus_objective != "hybrid":
+            return super()._corpus_sparse(names, mentions)
+        import torch
+
+        from ..encoders.tfidf import CharNgramTfidf
+        from .biosyn import top_k_sparse
+        from .dan import TFIDF
+
+        tfidf = CharNgramTfidf(TFIDF["analyzer"], tuple(TFIDF["ngram_range"]),
+                               TFIDF["lowercase"], TFIDF["sublinear_tf"], TFIDF["min_df"])
+        tfidf.fit(names)
+        mention_rows, name_rows = tfidf.transform(mentions), tfidf.transform(names)
+        weight = torch.nn.Parameter(torch.tensor(float(self.default_sparse_weight)))
+        optimizer = torch.optim.Adam([weight], lr=self.hybrid_weight_learning_rate)
+        self._sparse = SparseCandidates(top_k_sparse(mention_rows, name_rows, self.topk // 2),
+                                        mention_rows, name_rows, weight, optimizer)
+        return self._sparse
+
+    def _learned_weight(self) -> Optional[float]:
+        return None if self._sparse is None else float(self._sparse.weight.detach())
+
+    def _dev_encoder(self, model, phase: str) -> Tuple:
+        weight = self._learned_weight()
+        if phase != "corpus" or weight is None:
+            return super()._dev_encoder(model, phase)
+        from spacy.util import registry
+
+        from ..encoders.hybrid import hybrid_encoder
+        from .dan import TFIDF, hybrid_index_config
+
+        tfidf = registry.resolve({"model": TFIDF})["model"]
+        width = encode(model, ["a"]).shape[1]
+        return (hybrid_encoder(model, tfidf, 1.0, weight),
+                hybrid_index_config(width, HYBRID_CANDIDATES, HYBRID_EF_SEARCH))
+
+    def _epoch_record(self, phase: str) -> Dict:
+        weight = self._learned_weight()
+        return {} if phase != "corpus" or weight is None else {"sparse_weight": weight}
+
+    def _hybrid_weights_to_try(self, kept: Dict) -> List[float]:
+        weights = super()._hybrid_weights_to_try(kept)
+        learned = kept.get("sparse_weight")
+        if learned is not None and round(learned, 4) not in weights:
+            weights.append(round(learned, 4))
+        return weights
