@@ -962,8 +962,7 @@ def build_fast_encoder_trainer_v3(recipe: str = "auto", align_epochs: int = 3,
                                   default_sparse_weight: float = 1.0, torch_threads: int = 0,
                                   distil_epochs: int = 2, distil_batch_size: int = 256,
                                   distil_hard: int = 3, distil_temperature: float = 0.05,
-                                  hybrid_weight_learning_rate: float = 0.01,
-                                  align_objective: str = "dense"):
+                                  hybrid_weight_learning_rate: float = 0.01):
     """Registered `spacy-biolink.FastEncoderTrainer.v3`: v2's recipes, and corpus_objective
     "hybrid" (its default): the corpus epochs train on the score the hybrid links with,
     dense + w * TF-IDF, w learned beside the encoder (training/fast.py)."""
@@ -979,7 +978,7 @@ def build_fast_encoder_trainer_v3(recipe: str = "auto", align_epochs: int = 3,
         default_sparse_weight=default_sparse_weight, torch_threads=torch_threads,
         distil_epochs=distil_epochs, distil_batch_size=distil_batch_size,
         distil_hard=distil_hard, distil_temperature=distil_temperature,
-        hybrid_weight_learning_rate=hybrid_weight_learning_rate, align_objective=align_objective)
+        hybrid_weight_learning_rate=hybrid_weight_learning_rate)
 
 
 @registry.tokenizers("spacy-biolink.BioTokenizer.v1")

@@ -266,21 +266,12 @@ class FastEncoderTrainer:
                 labels.extend([c] * self.names_per_concept)
             embeddings = torch.nn.functional.normalize(
                 encode_with_grad(model, [texts[r] for r in rows]), dim=-1)
-            loss = in_batch_marginal_nll(embeddings, torch.as_tensor(labels), self.temperature,
-                                         self._align_extra(rows))
+            loss = in_batch_marginal_nll(embeddings, torch.as_tensor(labels), self.temperature)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            self._after_align_step()
             losses.append(float(loss.detach()))
         return losses
-
-    def _align_extra(self, rows: List[int]):
-        """Scores added to a batch's cosines in the alignment loss: none here."""
-        return None
-
-    def _after_align_step(self) -> None:
-        """After each alignment step: nothing here (v3 steps its learned weight)."""
 
     # Phase 2 (marginal) --------------------------------------------------------
 
@@ -481,20 +472,15 @@ def encode(model, texts: List[str]) -> numpy.ndarray:
     return numpy.concatenate(parts) if parts else numpy.zeros((0, 0), dtype=numpy.float32)
 
 
-def in_batch_marginal_nll(embeddings, labels, temperature: float, extra=None):
+def in_batch_marginal_nll(embeddings, labels, temperature: float):
     """For each text, -log of the softmax mass (over the batch's other texts, cosine /
     temperature) on the texts of its own concept, averaged over the texts that have one.
 
-    embeddings: (batch, dim) L2-normalised; labels: (batch,) concept ids; extra: None or
-    (batch, batch) scores added to the cosines before the temperature (e.g. a weighted
-    TF-IDF cosine).
+    embeddings: (batch, dim) L2-normalised; labels: (batch,) concept ids.
     """
     import torch
 
-    scores = embeddings @ embeddings.T
-    if extra is not None:
-        scores = scores + extra
-    scores = scores / temperature
+    scores = embeddings @ embeddings.T / temperature
     eye = torch.eye(len(labels), dtype=torch.bool, device=scores.device)
     scores = scores.masked_fill(eye, float("-inf"))
     same = (labels.unsqueeze(0) == labels.unsqueeze(1)) & ~eye
@@ -694,61 +680,11 @@ class FastEncoderTrainerV3(FastEncoderTrainerV2):
     encoder so, beside its sparse weight)."""
 
     CORPUS_OBJECTIVES = CORPUS_OBJECTIVES + ("hybrid",)
-    ALIGN_OBJECTIVES = ("dense", "hybrid")
 
-    def __init__(self, *, hybrid_weight_learning_rate: float, align_objective: str,
-                 **settings):
+    def __init__(self, *, hybrid_weight_learning_rate: float, **settings):
         super().__init__(**settings)
-        if align_objective not in self.ALIGN_OBJECTIVES:
-            raise BioLinkError(Errors.E654.format(setting="align_objective",
-                                                  value=align_objective,
-                                                  options=", ".join(self.ALIGN_OBJECTIVES)))
         self.hybrid_weight_learning_rate = hybrid_weight_learning_rate
-        self.align_objective = align_objective
         self._sparse: Optional[SparseCandidates] = None
-        self._align_rows = None
-        self._weight = None
-        self._weight_optimizer = None
-
-    def _sparse_weight(self):
-        """The learned weight of the TF-IDF cosine (one per run, shared by both phases)."""
-        if self._weight is None:
-            import torch
-
-            self._weight = torch.nn.Parameter(torch.tensor(float(self.default_sparse_weight)))
-            self._weight_optimizer = torch.optim.Adam([self._weight],
-                                                      lr=self.hybrid_weight_learning_rate)
-        return self._weight
-
-    def _step_weight(self) -> None:
-        import torch
-
-        self._weight_optimizer.step()
-        self._weight_optimizer.zero_grad()
-        with torch.no_grad():
-            self._weight.clamp_(min=0.0)
-
-    def _before_alignment(self, config, output_dir: Path, model, optimizer, texts: List[str],
-                          mentions: List[str], rng: numpy.random.Generator, deadline: float,
-                          end_of_epoch, meta: Dict) -> float:
-        if self.align_objective == "hybrid":
-            self._align_rows = _hybrid_tfidf(texts).transform(texts)
-            self._sparse_weight()
-        return super()._before_alignment(config, output_dir, model, optimizer, texts, mentions,
-                                         rng, deadline, end_of_epoch, meta)
-
-    def _align_extra(self, rows: List[int]):
-        if self._align_rows is None:
-            return None
-        import torch
-
-        batch = self._align_rows[rows]
-        cosines = torch.from_numpy(numpy.asarray((batch @ batch.T).todense(), numpy.float32))
-        return self._sparse_weight() * cosines
-
-    def _after_align_step(self) -> None:
-        if self._align_rows is not None:
-            self._step_weight()
 
     def settings(self) -> Dict:
         """The trainer's settings as a dict, for the saved meta (not its run state)."""
@@ -757,31 +693,34 @@ class FastEncoderTrainerV3(FastEncoderTrainerV2):
     def __call__(self, config, output_dir: Path, *, resume: bool = False) -> Dict:
         """Train as v2 (see `FastEncoderTrainer.__call__`); a run's learned weight starts
         from `default_sparse_weight` each time."""
-        self._sparse = self._align_rows = self._weight = self._weight_optimizer = None
+        self._sparse = None
         return super().__call__(config, output_dir, resume=resume)
 
     def _corpus_sparse(self, names: List[str], mentions: List[str]) -> SparseCandidates:
         if self.corpus_objective != "hybrid":
             return super()._corpus_sparse(names, mentions)
-        from .biosyn import top_k_sparse
+        import torch
 
-        tfidf = _hybrid_tfidf(names)
+        from ..encoders.tfidf import CharNgramTfidf
+        from .biosyn import top_k_sparse
+        from .dan import TFIDF
+
+        tfidf = CharNgramTfidf(TFIDF["analyzer"], tuple(TFIDF["ngram_range"]),
+                               TFIDF["lowercase"], TFIDF["sublinear_tf"], TFIDF["min_df"])
+        tfidf.fit(names)
         mention_rows, name_rows = tfidf.transform(mentions), tfidf.transform(names)
+        weight = torch.nn.Parameter(torch.tensor(float(self.default_sparse_weight)))
+        optimizer = torch.optim.Adam([weight], lr=self.hybrid_weight_learning_rate)
         self._sparse = SparseCandidates(top_k_sparse(mention_rows, name_rows, self.topk // 2),
-                                        mention_rows, name_rows, self._sparse_weight(),
-                                        self._weight_optimizer)
+                                        mention_rows, name_rows, weight, optimizer)
         return self._sparse
 
-    def _trains_weight_in(self, phase: str) -> bool:
-        return ((phase == "corpus" and self._sparse is not None)
-                or (phase == "align" and self._align_rows is not None))
-
     def _learned_weight(self) -> Optional[float]:
-        return None if self._weight is None else float(self._weight.detach())
+        return None if self._sparse is None else float(self._sparse.weight.detach())
 
     def _dev_encoder(self, model, phase: str) -> Tuple:
         weight = self._learned_weight()
-        if not self._trains_weight_in(phase):
+        if phase != "corpus" or weight is None:
             return super()._dev_encoder(model, phase)
         from spacy.util import registry
 
@@ -794,9 +733,8 @@ class FastEncoderTrainerV3(FastEncoderTrainerV2):
                 hybrid_index_config(width, HYBRID_CANDIDATES, HYBRID_EF_SEARCH))
 
     def _epoch_record(self, phase: str) -> Dict:
-        if not self._trains_weight_in(phase):
-            return {}
-        return {"sparse_weight": self._learned_weight()}
+        weight = self._learned_weight()
+        return {} if phase != "corpus" or weight is None else {"sparse_weight": weight}
 
     def _hybrid_weights_to_try(self, kept: Dict) -> List[float]:
         weights = super()._hybrid_weights_to_try(kept)
@@ -804,12 +742,3 @@ class FastEncoderTrainerV3(FastEncoderTrainerV2):
         if learned is not None and round(learned, 4) not in weights:
             weights.append(round(learned, 4))
         return weights
-
-
-def _hybrid_tfidf(names: List[str]):
-    """The hybrid's TF-IDF (training/dan.py's TFIDF settings) fitted on `names`."""
-    from ..encoders.tfidf import CharNgramTfidf
-    from .dan import TFIDF
-
-    return CharNgramTfidf(TFIDF["analyzer"], tuple(TFIDF["ngram_range"]), TFIDF["lowercase"],
-                          TFIDF["sublinear_tf"], TFIDF["min_df"]).fit(names)
