@@ -58,6 +58,12 @@ def test_w001_is_one_line_and_names_augment_only_when_used(tmp_path, medic, corp
     augmented = init_linker(tmp_path / "augmented", "--dictionary", medic, "--augment", corpus)
     assert augmented.returncode == 0, augmented.stderr
     assert "(--augment) gave that name most often first" in augmented.stderr
+    # Without the annotation prior the counts order nothing, and W001 says so.
+    no_prior = init_linker(tmp_path / "no_prior", "--dictionary", medic, "--augment", corpus,
+                           "--components.bio_linker.prior_weight", "0")
+    assert no_prior.returncode == 0, no_prior.stderr
+    assert "gave that name most often first" not in no_prior.stderr
+    assert "in dictionary order (prior_weight is 0" in no_prior.stderr
     assert augmented.stderr.count("augmented the dictionary") == 1
 
 

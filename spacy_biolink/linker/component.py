@@ -310,10 +310,18 @@ class BioLinker(Pipe):
         if len(shared):
             name, ids = dictionary.shared_names_at(shared[:1])[0]
             # Corpus counts break ties only where corpus mentions were added (here, or before
-            # the dictionary was passed in): say so only then.
+            # the dictionary was passed in) and the annotation prior reads them: say so only
+            # then. A linker over a trained encoder has prior_weight 0 by default.
             counted = bool(dictionary.name_concept_counts.any())
-            order = ("the one corpus annotations (--augment) gave that name most often "
-                     "first, then in dictionary order" if counted else "in dictionary order")
+            if counted and self.linker.prior.weight > 0:
+                order = ("the one corpus annotations (--augment) gave that name most often "
+                         "first, then in dictionary order")
+            elif counted:
+                order = ("in dictionary order (prior_weight is 0, so the corpus annotations do "
+                         "not order them: set components.bio_linker.prior_weight, e.g. 1e-06, "
+                         "to put the most annotated first)")
+            else:
+                order = "in dictionary order"
             warnings.warn(Warnings.W001.format(n=len(shared), name=name, ids=", ".join(ids),
                                                order=order))
         self.linker.index_names(dictionary, fit_encoder=True)
