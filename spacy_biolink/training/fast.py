@@ -321,9 +321,10 @@ class FastEncoderTrainer:
             scores = torch.einsum("bd,bkd->bk", queries, keys)
             if candidate_sparse is not None:
                 scores = scores + sparse.weight * candidate_sparse[torch.from_numpy(batch)]
-                sparse.optimizer.zero_grad()
             loss = marginal_nll(scores / self.temperature, torch.from_numpy(positives[batch]))
             optimizer.zero_grad()
+            if candidate_sparse is not None:
+                sparse.optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             if candidate_sparse is not None:
@@ -342,12 +343,10 @@ class FastEncoderTrainer:
 
     def _save_hybrid(self, model, model_config: Dict, dictionary, dev_dictionary,
                      dev_path: Optional[Path], output_dir: Path, kept: Dict) -> Dict:
-        from spacy.util import registry
-
         from ..encoders.hybrid import hybrid_encoder
-        from .dan import TFIDF, hybrid_index_config, save_hybrid
+        from .dan import hybrid_index_config, save_hybrid
 
-        tfidf = registry.resolve({"model": TFIDF})["model"]
+        tfidf = hybrid_tfidf()
         index_config = hybrid_index_config(model_config["width"], HYBRID_CANDIDATES,
                                            HYBRID_EF_SEARCH)
         scores = {}
@@ -370,6 +369,16 @@ class FastEncoderTrainer:
             out.update({"hybrid_dev_acc@1": scores[best]["acc@1"],
                         "hybrid_dev_acc@5": scores[best]["acc@5"]})
         return out
+
+
+def hybrid_tfidf():
+    """A fresh, unfitted TF-IDF encoder as the saved hybrid holds it (training/dan.py's
+    TFIDF block): what the hybrid objective trains beside and what the hybrid links with."""
+    from spacy.util import registry
+
+    from .dan import TFIDF
+
+    return registry.resolve({"model": TFIDF})["model"]
 
 
 class SparseCandidates:
@@ -701,14 +710,11 @@ class FastEncoderTrainerV3(FastEncoderTrainerV2):
             return super()._corpus_sparse(names, mentions)
         import torch
 
-        from ..encoders.tfidf import CharNgramTfidf
         from .biosyn import top_k_sparse
-        from .dan import TFIDF
 
-        tfidf = CharNgramTfidf(TFIDF["analyzer"], tuple(TFIDF["ngram_range"]),
-                               TFIDF["lowercase"], TFIDF["sublinear_tf"], TFIDF["min_df"])
-        tfidf.fit(names)
-        mention_rows, name_rows = tfidf.transform(mentions), tfidf.transform(names)
+        tfidf = hybrid_tfidf()
+        tfidf.initialize(X=names)
+        mention_rows, name_rows = tfidf.predict(mentions), tfidf.predict(names)
         weight = torch.nn.Parameter(torch.tensor(float(self.default_sparse_weight)))
         optimizer = torch.optim.Adam([weight], lr=self.hybrid_weight_learning_rate)
         self._sparse = SparseCandidates(top_k_sparse(mention_rows, name_rows, self.topk // 2),
@@ -722,14 +728,11 @@ class FastEncoderTrainerV3(FastEncoderTrainerV2):
         weight = self._learned_weight()
         if phase != "corpus" or weight is None:
             return super()._dev_encoder(model, phase)
-        from spacy.util import registry
-
         from ..encoders.hybrid import hybrid_encoder
-        from .dan import TFIDF, hybrid_index_config
+        from .dan import hybrid_index_config
 
-        tfidf = registry.resolve({"model": TFIDF})["model"]
         width = encode(model, ["a"]).shape[1]
-        return (hybrid_encoder(model, tfidf, 1.0, weight),
+        return (hybrid_encoder(model, hybrid_tfidf(), 1.0, weight),
                 hybrid_index_config(width, HYBRID_CANDIDATES, HYBRID_EF_SEARCH))
 
     def _epoch_record(self, phase: str) -> Dict:
