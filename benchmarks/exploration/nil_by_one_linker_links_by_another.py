@@ -16,7 +16,7 @@ def main() -> None:
     import spacy
     from spacy.language import Language
 
-    from spacy_biolink.evaluation import evaluate_end_to_end
+    from nil_drop_sweep import score_row
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("nil_pipeline", help="its linker's threshold and drop decide NIL")
@@ -35,10 +35,8 @@ def main() -> None:
         nlp = spacy.load(args.nil_pipeline, config={
             "components": {"bio_linker": {"threshold": threshold}}})
         nlp.add_pipe("relink_by_second_linker", last=True)
-        result = evaluate_end_to_end(nlp, args.gold, path=args.nil_pipeline)
-        ner, link = result["ner"], result["linking"]
-        print(f"t={threshold:.2f} | NER P/R/F {ner['p']:.4f}/{ner['r']:.4f}/{ner['f']:.4f} "
-              f"link P/R/F {link['p']:.4f}/{link['r']:.4f}/{link['f']:.4f}", flush=True)
+        print(" | ".join([f"t={threshold:.2f}"] + score_row(nlp, args.gold, args.nil_pipeline, [])),
+              flush=True)
 
 
 if __name__ == "__main__":
