@@ -158,6 +158,12 @@ class Errors(metaclass=ErrorsWithCodes):
             "{similarity} scores, [{lo}, {hi}]: above it every mention would be NIL, below "
             "it the threshold drops nothing. Give a threshold in that range (0.0, the "
             "default, keeps every candidate with a positive score).")
+    E126 = ("The saved bio_linker index in {where} holds names encoded with the encoder's "
+            "{key} = {saved!r} (layer {layer!r}), but the config says {config!r}: mentions "
+            "would be encoded one way and the names they are searched among another. "
+            "Rebuild the linker with the new setting (`python -m spacy_biolink init-linker "
+            "... --encoder DIR` with {key} set in DIR/encoder.cfg), or keep {key} = "
+            "{saved!r} in the config.")
 
     # A saved pipeline's spaCy-owned parts, config edits, Python API misuse (E190-E199)
     E190 = ("The saved pipeline at {path} is damaged: {file} cannot be read ({reason}). "

@@ -419,3 +419,44 @@ def test_teacher_weights_file_names_its_directory(backbone, data, triplet_teache
             data, backbone, **{"training.recipe": "distil",
                                "paths.teacher": str(triplet_teacher / "model")}))
     assert str(triplet_teacher) in str(err.value)
+
+
+def test_load_time_settings_are_used_or_refused_by_what_they_change(backbone, data, tmp_path):
+    """batch_size only says how many names are encoded at once: spacy.load's value is the
+    one used (the saved one was, silently). max_length changes the vectors: with an index
+    built, E126; in encoder.cfg before init-linker, it is the one the index is built with."""
+    from thinc.api import Config
+
+    from spacy_biolink.linker.pipeline import init_linker
+
+    out = tmp_path / "fast"
+    train_from_config(CONFIGS / "fast_encoder.cfg", out, overrides=overrides(
+        data, backbone, **{"training.align_epochs": 1}))
+    init_linker(tmp_path / "nlp", data / "dict.txt", encoder=out)
+    saved = spacy.load(tmp_path / "nlp")
+    assert saved.get_pipe("bio_linker").model.attrs["batch_size"] == 1024
+    nlp = spacy.load(tmp_path / "nlp",
+                     config={"components": {"bio_linker": {"encoder": {"batch_size": 3}}}})
+    linker = nlp.get_pipe("bio_linker")
+    assert linker.model.attrs["batch_size"] == 3
+    names = ["kidney failure", "renal insufficiency", "acute kidney injury", "anemia"]
+    assert numpy.allclose(linker.model.predict(names),
+                          saved.get_pipe("bio_linker").model.predict(names), atol=1e-6)
+    with pytest.raises(BioLinkError, match=r"E126.*max_length = 25 .*fast_name_encoder.*"
+                                           r"config says 2"):
+        spacy.load(tmp_path / "nlp",
+                   config={"components": {"bio_linker": {"encoder": {"max_length": 2}}}})
+
+    config = Config().from_disk(out / "encoder.cfg", interpolate=False)
+    config["model"]["max_length"] = 2
+    config.to_disk(out / "encoder.cfg")
+    model, _ = load_encoder(out)
+    assert model.attrs["tokenizer"].max_length == 2
+    short = init_linker(None, data / "dict.txt", encoder=out).get_pipe("bio_linker").model
+    # Cut at 2 tokens ([CLS] and one word piece), two names that differ after their first
+    # word piece get the same vector.
+    assert short.attrs["tokenizer"].max_length == 2
+    first, second = short.predict(["kidney failure", "kidney injury"])
+    assert numpy.allclose(first, second, atol=1e-6)
+    first, second = saved.get_pipe("bio_linker").model.predict(["kidney failure", "kidney injury"])
+    assert not numpy.allclose(first, second, atol=1e-3)

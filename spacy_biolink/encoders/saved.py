@@ -19,6 +19,7 @@ from thinc.api import Config, Model
 from ..errors import BioLinkError, Errors
 from ..io.files import atomic_file, json_text, read_config, read_json
 from ..io.util import PathLike
+from .settings import keeping_config_settings
 
 ENCODER_CFG = "encoder.cfg"
 MODEL_FILE = "model"
@@ -91,7 +92,11 @@ def load_encoder(path: PathLike, *, role: str = "encoder") -> Tuple[Model, Dict]
     model = util.registry.resolve({"model": model_config})["model"]
     check_model(model, role=role, where=str(Path(path) / MODEL_FILE))
     try:
-        model.from_bytes((Path(path) / MODEL_FILE).read_bytes())
+        # encoder.cfg's settings are the ones used, not those the bytes were saved with.
+        with keeping_config_settings(model, where=str(Path(path) / MODEL_FILE)):
+            model.from_bytes((Path(path) / MODEL_FILE).read_bytes())
+    except BioLinkError:
+        raise
     except (ValueError, KeyError, OSError) as err:
         raise BioLinkError(Errors.E501.format(path=path, reason=f"model: {err}")) from None
     return model, meta

@@ -52,6 +52,11 @@ class NameTokenizer:
         self.tokenizer_json = tokenizer_json
         self._tokenizer = None
 
+    def set_max_length(self, max_length: int) -> None:
+        """Cut texts at `max_length` tokens from now on (the config's value, see settings.py)."""
+        self.max_length = max_length
+        self._tokenizer = None
+
     def _get(self):
         if self._tokenizer is None:
             if not self.tokenizer_json:

@@ -9,6 +9,7 @@ from spacy import util
 from spacy.language import Language
 from thinc.api import Config
 
+from ..encoders.settings import keeping_config_settings
 from ..errors import BioLinkError, Errors, Warnings
 from ..io.files import check_output_path, clean_leftovers, save_pipeline
 from ..io.util import PathLike
@@ -335,7 +336,13 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     if encoder is not None:
         try:
-            nlp.get_pipe("bio_linker").model.from_bytes((Path(encoder) / MODEL_FILE).read_bytes())
+            # The config's encoder settings (DIR/encoder.cfg's) are the ones used: the
+            # index is built after, from them.
+            model = nlp.get_pipe("bio_linker").model
+            with keeping_config_settings(model, where=str(Path(encoder) / MODEL_FILE)):
+                model.from_bytes((Path(encoder) / MODEL_FILE).read_bytes())
+        except BioLinkError:
+            raise
         except (ValueError, KeyError, OSError) as err:
             raise BioLinkError(Errors.E501.format(path=encoder, reason=f"model: {err}")) from None
     nlp.initialize()

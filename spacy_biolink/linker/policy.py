@@ -30,6 +30,7 @@ from spacy.vocab import Vocab
 from thinc.api import Model
 
 from ..kb.dictionary import ConceptDictionary, StringTable
+from ..encoders.settings import keeping_config_settings
 from ..errors import BioLinkError, Errors
 from ..index import NameIndex, exact_index_from_state
 from ..io.files import json_text, write_json
@@ -518,7 +519,11 @@ class LinkingPolicy:
                     path=path, reason=f"normalizer is not JSON: {err}")) from None
             self._adopt_saved_normalizer(state, where=path / "normalizer")
         try:
-            self.model.from_disk(path / "encoder")
+            with keeping_config_settings(self.model, index_built=self.cfg["initialized"],
+                                         where=str(path / "encoder")):
+                self.model.from_disk(path / "encoder")
+        except BioLinkError:
+            raise
         except (ValueError, KeyError, OSError) as err:
             raise BioLinkError(Errors.E104.format(path=path, reason=f"encoder: {err}")) from None
         self._check_threshold_now()
@@ -546,7 +551,9 @@ class LinkingPolicy:
         if "normalizer" not in exclude:
             self._adopt_saved_normalizer(json.loads(msg["normalizer"]),
                                          where="<bytes> normalizer")
-        self.model.from_bytes(msg["encoder"])
+        with keeping_config_settings(self.model, index_built=self.cfg["initialized"],
+                                     where="<bytes> encoder"):
+            self.model.from_bytes(msg["encoder"])
         self._check_threshold_now()
         if self.cfg.get("initialized"):
             if "dictionary" not in msg or "index" not in msg:

@@ -218,9 +218,13 @@ class Reranker(Stage):
         return self.model.to_bytes()
 
     def state_from_bytes(self, data: bytes) -> None:
-        """Read weights written by `state_to_bytes`."""
+        """Read weights written by `state_to_bytes`; the stage's config keeps its model
+        settings (batch_size, use_context, max_length)."""
+        from ...encoders.settings import keeping_config_settings
+
         try:
-            self.model.from_bytes(data)
+            with keeping_config_settings(self.model, where="reranker stage"):
+                self.model.from_bytes(data)
         except (ValueError, KeyError, OSError) as err:
             raise BioLinkError(Errors.E531.format(path="<stage state>", reason=f"model: {err}")) from None
 

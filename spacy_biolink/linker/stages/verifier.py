@@ -122,8 +122,12 @@ class CandidateVerifier(Stage):
         return self.model.to_bytes()
 
     def state_from_bytes(self, data: bytes) -> None:
-        """Read weights written by `state_to_bytes`."""
-        self.model.from_bytes(data)
+        """Read weights written by `state_to_bytes`; the stage's config keeps its model
+        settings (batch_size, ...)."""
+        from ...encoders.settings import keeping_config_settings
+
+        with keeping_config_settings(self.model, where="verifier stage"):
+            self.model.from_bytes(data)
 
     def load_trained(self, path: PathLike) -> None:
         """Read the weights of a verifier directory written by `train configs/siamese.cfg`."""
