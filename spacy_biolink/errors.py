@@ -162,7 +162,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "{key} = {saved!r} (layer {layer!r}), but the config says {config!r}: mentions "
             "would be encoded one way and the names they are searched among another. "
             "Rebuild the linker with the new setting (`python -m spacy_biolink init-linker "
-            "... --encoder DIR` with {key} set in DIR/encoder.cfg), or keep {key} = "
+            "... --encoder DIR --components.bio_linker.encoder.{key} {config}`, "
+            "`...encoder.dense.{key}` for a hybrid's dense part), or keep {key} = "
             "{saved!r} in the config.")
 
     # A saved pipeline's spaCy-owned parts, config edits, Python API misuse (E190-E199)

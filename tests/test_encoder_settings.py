@@ -80,7 +80,8 @@ def test_a_load_time_weight_the_index_was_not_built_with_is_refused(hybrid_dir):
     assert expected == pytest.approx(2.0, abs=1e-5)
     override = {"components": {"bio_linker": {"encoder": {"sparse_weight": 0.5}}}}
     with pytest.raises(BioLinkError, match=r"E126.*sparse_weight = 1\.0 .*hybrid_encoder.*"
-                                           r"config says 0\.5.*init-linker"):
+                                           r"config says 0\.5.*init-linker.*--encoder DIR "
+                                           r"--components\.bio_linker\.encoder\.sparse_weight 0\.5"):
         spacy.load(hybrid_dir / "nlp", config=override)
     same = {"components": {"bio_linker": {"encoder": {"sparse_weight": 1.0}}}}
     assert top_score(spacy.load(hybrid_dir / "nlp", config=same)) == pytest.approx(expected)
@@ -91,3 +92,30 @@ def test_a_load_time_weight_the_index_was_not_built_with_is_refused(hybrid_dir):
         from_bytes = spacy.util.load_model_from_config(config)
         from_bytes.from_bytes(nlp.to_bytes())
 
+
+
+def test_init_linker_encoder_overrides_reach_the_saved_encoders_block(hybrid_dir):
+    """What E126 tells a user to run: with --encoder DIR, a components.bio_linker.encoder.*
+    setting goes onto DIR's [model] block, nested ones too, and a misspelt one is named
+    against that block's settings (not the default TF-IDF encoder's)."""
+    from typer.testing import CliRunner
+
+    from spacy_biolink.cli import app
+
+    def run(name, *settings):
+        return CliRunner().invoke(app, ["init-linker", str(hybrid_dir / name), "--dictionary",
+                                        str(hybrid_dir / "medic.txt"), "--encoder",
+                                        str(hybrid_dir / "hybrid"), *settings])
+
+    result = run("half", "--components.bio_linker.encoder.sparse_weight", "0.5",
+                 "--components.bio_linker.encoder.dense.normalize", "false")
+    assert result.exit_code == 0, result.output
+    nlp = spacy.load(hybrid_dir / "half")
+    encoder = nlp.get_pipe("bio_linker").model
+    assert encoder.attrs["sparse_weight"] == 0.5
+    assert encoder.layers[0].attrs["normalize"] is False
+    assert nlp.config["components"]["bio_linker"]["encoder"]["sparse_weight"] == 0.5
+    result = run("typo", "--components.bio_linker.encoder.sparse_wieght", "0.5")
+    assert result.exit_code != 0 and not (hybrid_dir / "typo").exists()
+    assert "E460" in result.output and "sparse_weight" in result.output
+    assert "dense_weight" in result.output and "analyzer" not in result.output

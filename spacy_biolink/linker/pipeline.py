@@ -120,6 +120,11 @@ def _index_block(base: Dict, overrides: Optional[Dict]) -> Dict:
     block = copy.deepcopy(dict(base))
     if "@misc" in given and given["@misc"] != block.get("@misc"):
         block = {}
+    return _with_dotted(block, given)
+
+
+def _with_dotted(block: Dict, given: Dict) -> Dict:
+    """`block` with each dotted key of `given` (dense.kind) set in its nested blocks."""
     for dotted, value in given.items():
         *parents, leaf = dotted.split(".")
         node = block
@@ -127,6 +132,25 @@ def _index_block(base: Dict, overrides: Optional[Dict]) -> Dict:
             node = node.setdefault(part, {})
         node[leaf] = value
     return block
+
+
+ENCODER_PREFIX = "components.bio_linker.encoder."
+
+
+def _encoder_block(block: Dict, overrides: Optional[Dict]) -> Dict:
+    """A saved encoder's [model] block with the caller's components.bio_linker.encoder.*
+    overrides on top (e.g. a hybrid's sparse_weight), each checked against that block,
+    its defaults filled in, rather than against the default TF-IDF encoder's (E460)."""
+    from ..cli.overrides import check_overrides
+
+    given = {key: value for key, value in (overrides or {}).items()
+             if key.startswith(ENCODER_PREFIX)}
+    if not given:
+        return block
+    filled = util.registry.fill({"model": block}, validate=False)["model"]
+    check_overrides(given, {"components": {"bio_linker": {"encoder": filled}}})
+    return _with_dotted(copy.deepcopy(dict(block)),
+                        {key[len(ENCODER_PREFIX):]: value for key, value in given.items()})
 
 
 def _check_filter_keys(filters: Optional[Dict]) -> None:
@@ -208,11 +232,13 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
             settings[DICTIONARY_PREFIX + key] = value
     settings.update(overrides or {})
     # Index overrides are applied by _index_block, over the encoder's index block where
-    # it brings one: they may name sections the config lacks (index.dense.kind).
-    settings = {key: value for key, value in settings.items() if not key.startswith(INDEX_PREFIX)}
+    # it brings one: they may name sections the config lacks (index.dense.kind). With
+    # --encoder DIR, encoder overrides go onto DIR's [model] block (_encoder_block).
+    set_apart = (INDEX_PREFIX,) + ((ENCODER_PREFIX,) if encoder is not None else ())
+    settings = {key: value for key, value in settings.items() if not key.startswith(set_apart)}
     config = load_pipeline_config(
         config_path, settings,
-        user_overrides={k: v for k, v in (overrides or {}).items() if not k.startswith(INDEX_PREFIX)})
+        user_overrides={k: v for k, v in (overrides or {}).items() if not k.startswith(set_apart)})
     linker = config["components"]["bio_linker"]
     if on_bad_line != "error":
         # v1 and v2 are frozen without the setting; v3 reads the same keys and this one.
@@ -250,7 +276,7 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         from ..encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer
 
         model_config, encoder_index, _ = read_encoder_config(encoder)
-        linker["encoder"] = model_config
+        linker["encoder"] = _encoder_block(model_config, overrides)
         if encoder_index is not None:
             index_config = encoder_index
         if encoder_index is not None and dict(encoder_index) == TRAINED_FLAT_INDEX and \
