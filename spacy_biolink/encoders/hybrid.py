@@ -50,7 +50,10 @@ def hybrid_encoder(dense: Model, sparse_encoder: Model, dense_weight: float = 1.
 
 
 def set_weights(model: Model, dense_weight: float, sparse_weight: float) -> None:
-    """Change the mix (e.g. after fitting it on dev); a built index must be rebuilt."""
+    """Change the mix (e.g. after fitting it on dev); a built index must be rebuilt, and
+    the config that rebuilds the model (encoder.cfg's [model], a pipeline's
+    [components.bio_linker.encoder]) must say the same weights: its values are the ones a
+    loaded model uses, and over a saved index a difference stops the load (E126)."""
     model.attrs["dense_weight"] = float(dense_weight)
     model.attrs["sparse_weight"] = float(sparse_weight)
 
