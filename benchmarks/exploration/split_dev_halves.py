@@ -8,6 +8,7 @@ more annotated text (as BioSyn's scripts train on train + dev) gains, without te
 """
 import argparse
 import gzip
+from pathlib import Path
 
 
 def documents(path: str):
@@ -31,11 +32,15 @@ def main() -> None:
     parser.add_argument("dev")
     parser.add_argument("out_prefix")
     args = parser.parse_args()
+    outputs = [f"{args.out_prefix}_{part}.txt" for part in ("devA", "devB", "train_devA")]
+    inputs = {Path(args.train).resolve(), Path(args.dev).resolve()}
+    if any(Path(out).resolve() in inputs for out in outputs):
+        raise SystemExit(f"{args.out_prefix}: an output would replace an input "
+                         f"({args.train}, {args.dev}); choose another OUT_PREFIX")
     train, dev = documents(args.train), documents(args.dev)
     half = len(dev) // 2
-    write(f"{args.out_prefix}_devA.txt", dev[:half])
-    write(f"{args.out_prefix}_devB.txt", dev[half:])
-    write(f"{args.out_prefix}_train_devA.txt", train + dev[:half])
+    for out, docs in zip(outputs, (dev[:half], dev[half:], train + dev[:half])):
+        write(out, docs)
     print(f"train {len(train)}, devA {half}, devB {len(dev) - half} documents")
 
 

@@ -21,13 +21,16 @@ from thinc.api import Model
 
 from ..errors import BioLinkError, Errors
 
-# Attrs the registered architectures set from a config argument. "similarity" follows
-# "normalize" (cosine or inner product), so only "normalize" is ever reported.
+# The tokenizer attr's max_length is a config argument too, kept in the tokenizer.
+TOKENIZER_SETTING = "max_length"
+# Config arguments the names' vectors depend on: attrs, and the tokenizer's max_length.
 VECTOR_SETTINGS = ("dense_weight", "sparse_weight", "normalize", "max_word_length",
-                   "use_context", "max_length")
-DERIVED_SETTINGS = ("similarity",)
-# How many texts are encoded at once: the vectors do not depend on it.
-RUNTIME_SETTINGS = ("batch_size",)
+                   "use_context", TOKENIZER_SETTING)
+# Attrs the registered architectures set from a config argument. "similarity" follows
+# "normalize" (cosine or inner product), so only "normalize" is ever reported; batch_size
+# is how many texts are encoded at once, which the vectors do not depend on.
+ATTR_SETTINGS = tuple(k for k in VECTOR_SETTINGS if k != TOKENIZER_SETTING) + (
+    "similarity", "batch_size")
 
 Settings = Dict[Tuple[int, str], Any]
 
@@ -37,12 +40,11 @@ def config_settings(model: Model) -> Settings:
     setting) -> value; the tokenizer's max_length is read from the tokenizer attr."""
     settings: Settings = {}
     for number, node in enumerate(model.walk()):
-        for key in VECTOR_SETTINGS + DERIVED_SETTINGS + RUNTIME_SETTINGS:
+        for key in ATTR_SETTINGS:
             if key in node.attrs:
                 settings[(number, key)] = node.attrs[key]
-        tokenizer = node.attrs.get("tokenizer")
-        if tokenizer is not None and hasattr(tokenizer, "max_length"):
-            settings[(number, "max_length")] = tokenizer.max_length
+        if hasattr(node.attrs.get("tokenizer"), TOKENIZER_SETTING):
+            settings[(number, TOKENIZER_SETTING)] = node.attrs["tokenizer"].max_length
     return settings
 
 
@@ -74,13 +76,13 @@ def keeping_config_settings(model: Model, *, index_built: bool = False,
 
 
 def _get(node: Model, key: str) -> Any:
-    if key == "max_length" and "max_length" not in node.attrs:
+    if key == TOKENIZER_SETTING:
         return node.attrs["tokenizer"].max_length
     return node.attrs[key]
 
 
 def _set(node: Model, key: str, value: Any) -> None:
-    if key == "max_length" and "max_length" not in node.attrs:
+    if key == TOKENIZER_SETTING:
         node.attrs["tokenizer"].set_max_length(value)
     else:
         node.attrs[key] = value
