@@ -80,6 +80,21 @@ def test_trains_from_its_config_into_text_files(trained):
     assert max(meta["importance_gain"], key=meta["importance_gain"].get) == "doc_topk_votes"
 
 
+def test_train_cli_says_it_saved_a_reranker(trained, tmp_path):
+    import subprocess
+    import sys
+
+    root, _ = trained
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_biolink", "train", CONFIG, "--output", str(tmp_path / "r"),
+         "--paths.linker", str(root / "linker"), "--paths.train", str(root / "train.txt"),
+         "--paths.dev", str(root / "dev.txt"), "--training.k", "5",
+         "--training.min_data_in_leaf", "2", "--training.max_rounds", "5",
+         "--training.threads", "1"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert f"Saved the trained reranker to {tmp_path / 'r'}" in result.stdout
+
+
 TEXTS = ["cancers in the liver area", "cysts in the eye area", "failure of the heart"]
 
 

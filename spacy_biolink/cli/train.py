@@ -104,6 +104,17 @@ def ner_vectors_cli(
              f"({time.perf_counter() - started:.1f}s)")
 
 
+def _what_was_trained(meta: dict) -> str:
+    """What `train` saved, in words, from the method its meta names: the same command trains
+    encoders, verifiers and rerankers, and a log saying "encoder" for a reranker misleads."""
+    method = str(meta.get("method", ""))
+    if "reranker" in method:
+        return "reranker"
+    if method == "siamese":
+        return "verifier"
+    return "encoder"
+
+
 @app.command("train", context_settings={"allow_extra_args": True,
                                         "ignore_unknown_options": True})
 @fail_cleanly
@@ -137,7 +148,7 @@ def train_cli(
 
     meta = train_from_config(config_path, output, overrides=parse_config_overrides(ctx.args),
                              resume=resume)
-    msg.good(f"Saved trained encoder to {output}")
+    msg.good(f"Saved the trained {_what_was_trained(meta)} to {output}")
     scores = {k: v for k, v in meta.items() if isinstance(v, (int, float))}
     if scores:
         msg.table(sorted(scores.items()))
