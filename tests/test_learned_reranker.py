@@ -3,6 +3,8 @@ config, added by init-linker as a stage, saved as text with the pipeline, set fr
 config at load, and refusing anything but LightGBM's text format."""
 import itertools
 import json
+import subprocess
+import sys
 
 import numpy
 import pytest
@@ -81,9 +83,6 @@ def test_trains_from_its_config_into_text_files(trained):
 
 
 def test_train_cli_says_it_saved_a_reranker(trained, tmp_path):
-    import subprocess
-    import sys
-
     root, _ = trained
     result = subprocess.run(
         [sys.executable, "-m", "spacy_biolink", "train", CONFIG, "--output", str(tmp_path / "r"),
