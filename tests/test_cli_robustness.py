@@ -1,6 +1,8 @@
 """Every CLI subcommand, listed from the typer app (so a new command is covered), with
 --help, with missing inputs and with an unwritable output: a coded error and a non-zero
 exit, never a traceback (issue 19)."""
+from pathlib import Path
+
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -74,3 +76,13 @@ def test_unwritable_output(name, tmp_path):
     result = invoke([name, *args_for(COMMANDS[name], value_of)])
     assert result.exit_code != 0
     assert "[E023]" in result.output, result.output
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where "
+                    "mkdir fails though os.access may say writable")
+def test_train_output_the_os_refuses_is_a_coded_error(tmp_path):
+    """A trainer makes OUTPUT as it starts: where the OS refuses (here /proc, which
+    check_output_path's permission test passes for root) the error is E020, not an OSError."""
+    result = invoke(["train", "configs/triplet.cfg", "--output", "/proc/spacy_biolink_out"])
+    assert result.exit_code != 0
+    assert "[E020]" in result.output and "/proc/spacy_biolink_out" in result.output, result.output

@@ -527,15 +527,25 @@ def clean_leftovers(target: Path) -> None:
             os.replace(backup, target)
 
 
-def _make_parent(target: Path) -> None:
+def make_dir(directory: PathLike, *, for_path: Optional[PathLike] = None) -> Path:
+    """Create `directory` and its missing parents. Where that fails, a BioLinkError naming
+    `for_path` (default: the directory): E023 for a file in the way, E020 otherwise (a
+    read-only or pseudo file system that os.access still calls writable for root)."""
+    directory = Path(directory)
+    named = directory if for_path is None else Path(for_path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise BioLinkError(Errors.E023.format(path=target,
-                                              parent=_first_existing(target.parent))) from None
+        raise BioLinkError(Errors.E023.format(path=named,
+                                              parent=_first_existing(directory))) from None
     except OSError as err:
-        raise BioLinkError(Errors.E020.format(path=target, reason=err.strerror or err,
-                                              where=_first_existing(target.parent))) from None
+        raise BioLinkError(Errors.E020.format(path=named, reason=err.strerror or err,
+                                              where=_first_existing(directory))) from None
+    return directory
+
+
+def _make_parent(target: Path) -> None:
+    make_dir(target.parent, for_path=target)
 
 
 _AT_FDCWD = -100

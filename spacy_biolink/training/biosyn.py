@@ -13,6 +13,7 @@ from typing import Dict, List, Tuple
 
 import numpy
 from scipy import sparse
+from ..io.files import make_dir
 from ..io.progress import progress_bar
 
 from ..kb.dictionary import ConceptDictionary
@@ -66,7 +67,7 @@ class BioSynTrainer:
         from .losses import marginal_nll
 
         output_dir = Path(output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
+        make_dir(output_dir)
         seed = int(config.get("system", {}).get("seed", 0))
         dictionary = read_dictionary(require_path(config, "dictionary"))
         train_path = require_path(config, "train")

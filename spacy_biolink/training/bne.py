@@ -26,6 +26,7 @@ from ..encoders.saved import save_encoder
 from ..encoders.torch_wrapper import torch_module
 from ..errors import BioLinkError, Errors
 from ..evaluation.synonym_retrieval import SPLIT_FILE, TRAIN, SynonymSplit
+from ..io.files import make_dir
 from .wordvectors import WordVectors
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import MentionPairs, corpus_mention_pairs, dictionary_name_pairs, read_dictionary
@@ -63,7 +64,7 @@ class BneTrainer:
             raise BioLinkError(Errors.E644.format(setting="batch_size", value=self.batch_size,
                                                   reason="in-batch negatives need at least 2"))
         output_dir = Path(output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
+        make_dir(output_dir)
         seed = int(config.get("system", {}).get("seed", 0))
         paths = config.get("paths", {})
         dictionary = read_dictionary(require_path(config, "dictionary"))

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Dict, Iterator, Optional, Sequence
 
 import numpy
+from ..io.files import make_dir
 from ..io.progress import progress_bar
 
 from ..encoders.saved import save_encoder
@@ -162,7 +163,7 @@ class DanTrainer:
 
         self._check_settings()
         output_dir = Path(output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
+        make_dir(output_dir)
         seed = int(config.get("system", {}).get("seed", 0))
         dictionary = read_dictionary(require_path(config, "dictionary"))
         vectors = WordVectors.from_disk(require_path(config, "vectors"))

@@ -32,6 +32,7 @@ import numpy
 
 from ..encoders.saved import save_encoder
 from ..errors import BioLinkError, Errors
+from ..io.files import make_dir
 from ..io.progress import progress_bar
 from ..text.normalize import MentionNormalizer
 from .data import corpus_mention_pairs, dictionary_name_pairs, read_dictionary
@@ -104,7 +105,7 @@ class FastEncoderTrainer:
         if self.torch_threads > 0:
             torch.set_num_threads(self.torch_threads)
         output_dir = Path(output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
+        make_dir(output_dir)
         seed = int(config.get("system", {}).get("seed", 0))
         paths = config.get("paths", {})
         has_train = paths.get("train") not in (None, "", "null")

@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import numpy
 
 from ..errors import BioLinkError, Errors
+from ..io.files import make_dir
 from .run import require_path
 
 logger = logging.getLogger("spacy_biolink")
@@ -142,7 +143,7 @@ class LearnedRerankerTrainer:
                 "dev_brier_calibrated": _brier(confidence, top_right[answered]),
                 "importance_gain": importance, "seconds": round(time.perf_counter() - started, 1),
                 "settings": {key: value for key, value in vars(self).items()}}
-        output_dir.mkdir(parents=True, exist_ok=True)
+        make_dir(output_dir)
         with atomic_file(output_dir / MODEL_FILE) as fileh:
             fileh.write(booster.model_to_string())
         with atomic_file(output_dir / LABEL_TYPES_FILE) as fileh:

@@ -21,7 +21,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy
 
 from ..errors import BioLinkError, Errors
-from ..io.files import read_json
+from ..io.files import make_dir, read_json
 from ..io.progress import progress_bar
 from ..linker.stages.reranker import META_FILE, RerankItem, Reranker, fit_temperature, softmax_rows
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
@@ -74,7 +74,7 @@ class CrossEncoderTrainer:
         if self.torch_threads:
             torch.set_num_threads(self.torch_threads)
         output_dir = Path(output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
+        make_dir(output_dir)
         seed = int(config.get("system", {}).get("seed", 0))
         train_path = require_path(config, "train")
         dev_path = require_path(config, "dev")

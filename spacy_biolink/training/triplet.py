@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import numpy
+from ..io.files import make_dir
 from ..io.progress import progress_bar
 
 from ..encoders.saved import META_FILE, save_encoder
@@ -71,7 +72,7 @@ class TripletTrainer:
         from .losses import batch_hard_soft_margin_triplet
 
         output_dir = Path(output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
+        make_dir(output_dir)
         seed = int(config.get("system", {}).get("seed", 0))
         dictionary = read_dictionary(require_path(config, "dictionary"))
         train_path = require_path(config, "train") if self.training_set == "OD" or \
