@@ -140,6 +140,20 @@ def test_train_force_refuses_a_directory_holding_its_config_or_data(tmp_path):
     assert sorted(p.name for p in data.iterdir()) == ["dict.txt", "x.cfg"]
 
 
+def test_train_refuses_an_output_that_only_an_override_names_as_input(tmp_path):
+    """The config names no file, so only the `--paths.x` overrides (the command's context
+    args, handed over as click's or typer's vendored Context) say what train reads."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "dict.txt").write_text(TINY_MEDIC, encoding="utf8")
+    config = tmp_path / "x.cfg"
+    config.write_text("[paths]\ndictionary = null\n", encoding="utf8")
+    invoke(["train", config, "-o", data, "--force", "--paths.dictionary", data / "dict.txt"],
+           "E031")
+    invoke(["train", config, "-o", data, "--force", "--paths.dictionary", data], "E030")
+    assert sorted(p.name for p in data.iterdir()) == ["dict.txt"]
+
+
 def test_init_linker_force_refuses_a_directory_holding_its_dictionary(tmp_path, monkeypatch):
     data = tmp_path / "data"
     data.mkdir()

@@ -145,13 +145,20 @@ def check_outputs_spare_inputs(params: Dict[str, Any]) -> None:
                 inputs.append((option, path))
                 if name in ("config", "config_path"):
                     inputs += _config_paths(path)
-        if isinstance(value, typer.Context):
+        if _is_context(value):
             inputs += [(f"--{key}", Path(v)) for key, v in _extra_args(value.args)
                        if _as_path(v) is not None]
     check_distinct_outputs(outputs)
     replaces_dir = bool(params.get("force")) and not params.get("resume")
     for option, output in outputs:
         check_not_an_input(output, inputs, what=f"{option} {output}", replaces_dir=replaces_dir)
+
+
+def _is_context(value: Any) -> bool:
+    """Whether `value` is the command's context, whose `args` are the extra `--paths.x FILE`
+    overrides. Recognised by shape: typer hands over click's Context, or in newer typer its
+    vendored copy (typer._click), and neither is a typer.Context."""
+    return type(value).__name__ == "Context" and isinstance(getattr(value, "args", None), list)
 
 
 def _as_path(value: Any) -> Optional[Path]:
