@@ -182,7 +182,9 @@ def test_assemble_nil_threshold_drops_the_unsure_links(ner_dir, linker_dir, tmp_
     assert [(e.text, e.kb_id_) for e in nlp(text).ents] == [("breast cancer", "D001943")]
     result = runner.invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(tmp_path / "bad"),
                                  "--nil-threshold", "1.5"])
-    assert result.exit_code != 0 and not (tmp_path / "bad").exists()
+    # TF-IDF's cosines stop at 1: the linker refuses it (a hybrid's would not), nothing written
+    assert result.exit_code != 0 and "E125" in result.output, result.output
+    assert not (tmp_path / "bad").exists()
 
 
 def test_an_ner_with_static_vectors_assembles_without_a_vectors_warning(ner_dir, linker_dir,

@@ -163,10 +163,15 @@ def assemble_cli(
                                             "`term_ruler`: training terms the NER misses"),
     drop_nil: bool = typer.Option(False, "--drop-nil", help="End the pipeline with "
                                   "bio_drop_nil: entities no linker links are dropped"),
-    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", min=0.0, max=1.0,
+    # No upper bound here: a hybrid linker's scores run to its weights' sum, and the
+    # linker itself refuses a threshold outside its encoder's range (E125).
+    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", min=0.0,
                                                   help="The added linkers' NIL threshold "
-                                                  "(default: LINKER_DIR's); with --drop-nil, "
-                                                  "entities linked below it are dropped"),
+                                                  "(default: LINKER_DIR's; within the range "
+                                                  "of its scores: 0-1 for TF-IDF, up to the "
+                                                  "weights' sum for a hybrid); with "
+                                                  "--drop-nil, entities linked below it are "
+                                                  "dropped"),
     drop_nil_labels: Optional[str] = typer.Option(None, "--drop-nil-labels",
                                                   help="With --drop-nil, drop only the NIL "
                                                        "entities of these labels (comma-"
