@@ -146,6 +146,12 @@ def test_report_compares_linkers_and_end_to_end(files, tmp_path):
     table = (tmp_path / "cmp.md").read_text()
     assert "| tfidf | 1.0000 | 1.0000 | 1.0000 | 1.0000 | 4 | 2 |" in table
     assert table.splitlines()[0] in result.stdout
+    # An end-to-end result named after no linker (a whole pipeline) gets a row of its own.
+    invoke_cli("report", f"tfidf={tmp_path / 'm.json'}", "--end-to-end", f"packaged={tmp_path / 'e2e.json'}",
+               "--output", tmp_path / "cmp2.md")
+    rows = (tmp_path / "cmp2.md").read_text().splitlines()
+    assert "| tfidf | 1.0000 | 1.0000 | 1.0000 | 1.0000 | 4 | 2 | - | - | - | - |" in rows
+    assert "| packaged | - | - | - | - | - | - | 0.0000 | 0.0000 | 0.0000 | 0.0000 |" in rows
     # The plot needs the `plots` extra; the core install writes the table alone.
     if importlib.util.find_spec("matplotlib") is not None:
         assert (tmp_path / "acc.png").read_bytes()[:4] == b"\x89PNG"

@@ -41,7 +41,8 @@ def check_metrics(result: Dict, path: PathLike, command: str) -> Dict:
 
 def comparison_table(results: Dict[str, Dict], end_to_end: Optional[Dict[str, Dict]] = None) -> str:
     """Markdown: one row per linker, gold-mention acc@1/acc@5 under both composite rules,
-    and end-to-end linking P/R/F1 where given."""
+    and end-to-end linking P/R/F1 where given: on the linker's row where the names match,
+    else on a row of its own (e.g. a whole pipeline, whichever linker it carries)."""
     end_to_end = end_to_end or {}
     header = ["linker", "lenient acc@1", "lenient acc@5", "strict acc@1", "strict acc@5",
               "mentions", "skipped"]
@@ -60,6 +61,11 @@ def comparison_table(results: Dict[str, Dict], end_to_end: Optional[Dict[str, Di
             row += (["-"] * 4 if e2e is None else
                     [f"{e2e['ner']['f']:.4f}", *(f"{e2e['linking'][m]:.4f}" for m in ("p", "r", "f"))])
         lines.append("| " + " | ".join(row) + " |")
+    for name, e2e in end_to_end.items():
+        if name not in results:
+            row = [name] + ["-"] * 6 + [f"{e2e['ner']['f']:.4f}",
+                                        *(f"{e2e['linking'][m]:.4f}" for m in ("p", "r", "f"))]
+            lines.append("| " + " | ".join(row) + " |")
     first = next(iter(results.values()), {})
     lines.append("")
     lines.append(f"Corpus: {first.get('corpus', '?')}. Lenient: a composite part may match any gold "
