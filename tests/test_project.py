@@ -141,14 +141,26 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
                "--vars.vectors_dim", "16", "--vars.vectors_epochs", "2",
                "--vars.ner_max_steps", "200", "--vars.dan_max_epochs", "1",
                "--vars.bne_steps_per_epoch", "10", "--vars.bne_max_epochs", "1",
+               "--vars.fast_align_epochs", "1", "--vars.fast_corpus_epochs", "1",
                "--vars.package_name", package, "--vars.code_dir", str(ROOT)]
     try:
         result = subprocess.run(command, cwd=project, capture_output=True, text=True)
         assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
         metrics = project / "metrics"
         table = (metrics / "comparison.md").read_text()
-        for linker in ("tfidf", "dan", "dan+tfidf", "bne"):
+        for linker in ("tfidf", "dan", "dan+tfidf", "bne", "fast+tfidf", "packaged"):
             assert f"| {linker} |" in table
+        # The fast learned linker is trained, scored on dev beside TF-IDF and end to end.
+        dev_table = (metrics / "comparison_dev.md").read_text()
+        assert "| tfidf |" in dev_table and "| fast+tfidf |" in dev_table
+        assert srsly.read_json(metrics / "e2e_fast_test.json")["ner"]["n_gold"] \
+            == srsly.read_json(metrics / "e2e_test.json")["ner"]["n_gold"]
+        # The packaged pipeline carries `pipeline_linker_dir`'s TF-IDF linker; the fast
+        # pipeline its hybrid at the workflow's fixed TF-IDF weight.
+        packaged = (project / "training" / "pipeline" / "config.cfg").read_text()
+        fast = (project / "training" / "pipeline_fast" / "config.cfg").read_text()
+        assert "spacy-biolink.TfidfEncoder.v1" in packaged and "HybridEncoder" not in packaged
+        assert "spacy-biolink.HybridEncoder.v1" in fast and "sparse_weight = 0.5\n" in fast
         tfidf = srsly.read_json(metrics / "tfidf_test.json")
         # Measured on this slice (convert, init-linker, evaluate alone give the same file).
         assert tfidf["n_evaluated"] == 68
@@ -161,7 +173,7 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         linked = [srsly.json_loads(line) for line in
                   (metrics / "examples_linked.jsonl").read_text().splitlines()]
         assert len(linked) == 4
-        for step in ("dan", "bne"):
+        for step in ("dan", "bne", "fast"):
             assert (project / "training" / step / "training.png").is_file()
         # The NER learns from train and dev; its last step's weights are the pipeline's.
         assert sorted(p.name for p in (project / "corpus" / "ner_train_dev").iterdir()) \
