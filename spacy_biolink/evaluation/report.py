@@ -1,6 +1,6 @@
 """One table comparing linkers (encoders) and an acc@k plot, from `evaluate` JSON files."""
 from pathlib import Path
-from typing import Dict, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from ..io.files import atomic_file
 from ..io.util import PathLike
@@ -58,19 +58,22 @@ def comparison_table(results: Dict[str, Dict], end_to_end: Optional[Dict[str, Di
         row += [str(result.get("n_evaluated", "-")), str(result.get("n_skipped", "-"))]
         if end_to_end:
             e2e = end_to_end.get(name)
-            row += (["-"] * 4 if e2e is None else
-                    [f"{e2e['ner']['f']:.4f}", *(f"{e2e['linking'][m]:.4f}" for m in ("p", "r", "f"))])
+            row += ["-"] * 4 if e2e is None else _end_to_end_cells(e2e)
         lines.append("| " + " | ".join(row) + " |")
     for name, e2e in end_to_end.items():
         if name not in results:
-            row = [name] + ["-"] * 6 + [f"{e2e['ner']['f']:.4f}",
-                                        *(f"{e2e['linking'][m]:.4f}" for m in ("p", "r", "f"))]
+            row = [name] + ["-"] * 6 + _end_to_end_cells(e2e)
             lines.append("| " + " | ".join(row) + " |")
     first = next(iter(results.values()), {})
     lines.append("")
     lines.append(f"Corpus: {first.get('corpus', '?')}. Lenient: a composite part may match any gold "
                  "id of its mention (BioSyn's rule); strict: each part its own id.")
     return "\n".join(lines)
+
+
+def _end_to_end_cells(e2e: Dict) -> List[str]:
+    """NER F1 and linking P / R / F1 of one `evaluate-e2e` result, as table cells."""
+    return [f"{e2e['ner']['f']:.4f}", *(f"{e2e['linking'][m]:.4f}" for m in ("p", "r", "f"))]
 
 
 def plot_acc_at_k(results: Dict[str, Dict], path: PathLike, *, rule: str = "lenient",
