@@ -116,7 +116,7 @@ class Errors(metaclass=ErrorsWithCodes):
     # Component
     E101 = ("bio_linker has no dictionary yet. Call nlp.initialize() with "
             "[initialize.components.bio_linker.dictionary] set (e.g. "
-            "@misc = \"spacy-biolink.load_dictionary.v1\"), or "
+            "@misc = \"spacy-biolink.load_dictionary.v4\"), or "
             "nlp.get_pipe(\"bio_linker\").initialize(dictionary=...) before linking.")
     E102 = ("bio_linker: `{key}` must be {what}, got {value!r}.")
     E104 = ("The saved bio_linker at {path} is incomplete or damaged: {reason}. Save the "

@@ -400,7 +400,7 @@ def test_loader_v3_has_on_bad_line_and_v2_is_unchanged(tmp_path):
     assert nlp.get_pipe("bio_linker").dictionary.n_concepts == 2
 
 
-def test_init_linker_on_bad_line_skip_writes_a_v3_loader(tmp_path):
+def test_init_linker_on_bad_line_skip_writes_it_into_the_dictionary_loader(tmp_path):
     from spacy_biolink.linker.pipeline import init_linker
 
     path = tmp_path / "dict.txt"
@@ -411,7 +411,7 @@ def test_init_linker_on_bad_line_skip_writes_a_v3_loader(tmp_path):
         nlp = init_linker(tmp_path / "model", path, on_bad_line="skip")
     assert nlp.get_pipe("bio_linker").dictionary.n_concepts == 2
     config = (tmp_path / "model" / "config.cfg").read_text()
-    assert "spacy-biolink.load_dictionary.v3" in config and 'on_bad_line = "skip"' in config
+    assert "spacy-biolink.load_dictionary.v4" in config and 'on_bad_line = "skip"' in config
 
 
 # ------------------------------------------------------------ installs

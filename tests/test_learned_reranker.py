@@ -22,6 +22,10 @@ from .conftest import doc_with_ents
 ORGANS = ["liver", "kidney", "heart", "lung", "brain", "skin", "bone", "eye"]
 LESIONS = ["cancer", "cyst", "failure", "inflammation", "injury"]
 CONFIG = "configs/rank.cfg"
+# These tests read the first ranker's features (FEATURES), which the current trainer's
+# (FEATURES_V3, tests/test_learned_reranker_v3.py) extend: configs/rank.cfg with the
+# superseded trainer that learns from those alone (spacy_biolink/legacy/).
+V1_TRAINER = {"training.@misc": "spacy-biolink.LearnedRerankerTrainer.v1"}
 
 
 def dictionary_text() -> str:
@@ -64,7 +68,7 @@ def trained(tmp_path_factory):
         "paths.linker": str(root / "linker"), "paths.train": str(root / "train.txt"),
         "paths.dev": str(root / "dev.txt"), "training.k": 5, "training.min_data_in_leaf": 2,
         "training.max_rounds": 30, "training.early_stopping_rounds": 10,
-        "training.threads": 1})
+        "training.threads": 1, **V1_TRAINER})
     return root, meta
 
 

@@ -172,9 +172,6 @@ def tokenizer_nlp_from_config(config_path: PathLike, command: str = "convert",
     `ner-vectors` need to tokenize text the way `spacy train` with that config will (E306,
     naming `command` and the `what` it makes, when the file or its [nlp] section is
     missing or its tokenizer is not registered)."""
-    # Registers spacy-biolink.BioTokenizer.v1 where the package's entry points are not
-    # installed (a source checkout).
-    from .. import registry  # noqa: F401
     from ..io.files import read_config
 
     config_path = Path(config_path)

@@ -264,7 +264,7 @@ class BioLinker(Pipe):
         each configured stage's trained weights.
 
         dictionary: a ConceptDictionary, or a callable returning one (the registered
-            loader `spacy-biolink.load_dictionary.v1` in [initialize.components.NAME]).
+            loader `spacy-biolink.load_dictionary.v4` in [initialize.components.NAME]).
         spelling_map: a `wrong||right` file of mention typos; saved with the pipeline.
         augment: PubTator corpora whose gold mentions are added to the dictionary as
             names of their concepts (training mentions, as BioSyn and Triplet-Search do).

@@ -52,7 +52,7 @@ augment = []
 augment_short_forms = true
 
 [initialize.components.bio_linker.dictionary]
-@misc = "spacy-biolink.load_dictionary.v2"
+@misc = "spacy-biolink.load_dictionary.v4"
 path = ${paths.dictionary}
 format = null
 languages = null
@@ -64,13 +64,13 @@ xref_prefixes = null
 code_sources = null
 """
 
-# init_linker's dictionary filters -> keys of the v2 dictionary loader.
+# init_linker's dictionary filters: keys of the dictionary loader (load_dictionary.v4).
 DICTIONARY_FILTERS = ("languages", "sources", "suppressed", "semantic_types",
                       "synonym_scopes", "xref_prefixes", "code_sources", "mesh_branches",
                       "mesh_supplementary")
-# Filters the frozen v2 / v3 loaders lack: given, the loader becomes v4.
-V4_FILTERS = ("mesh_branches", "mesh_supplementary")
-DICTIONARY_PREFIX = "initialize.components.bio_linker.dictionary."
+# Filters that take a list: one value given alone becomes a list of one.
+LIST_FILTERS = ("mesh_branches", "mesh_supplementary")
+DICTIONARY_LOADER = "spacy-biolink.load_dictionary.v4"
 
 
 def load_pipeline_config(config_path: Optional[PathLike] = None,
@@ -161,6 +161,40 @@ def _check_filter_keys(filters: Optional[Dict]) -> None:
                                                   what=f"one of {', '.join(DICTIONARY_FILTERS)}"))
 
 
+def dictionary_block(base: Dict, *, format: Optional[str] = None,
+                     filters: Optional[Dict] = None, on_bad_line: str = "error",
+                     extend: Sequence[PathLike] = (), extend_format: Optional[str] = None,
+                     extend_filters: Optional[Dict] = None) -> Dict:
+    """The dictionary loader block init-linker writes ([initialize.components.bio_linker.
+    dictionary]): the current loader (load_dictionary.v4) with the settings of the
+    config's own block `base` (whichever loader version it names: every older loader's
+    keys are v4's), then `format`, the readers' `filters` and `on_bad_line` where given.
+    With `extend`, that loader is the base of an extended_dictionary.v1 block whose
+    extensions read each path of `extend` the same way."""
+    def loader(settings: Dict, given: Optional[Dict], fmt: Optional[str]) -> Dict:
+        block = {"@misc": DICTIONARY_LOADER, **{key: value for key, value in settings.items()
+                                                if key != "@misc"}}
+        if fmt is not None or "format" not in block:
+            block["format"] = fmt
+        if on_bad_line != "error":
+            block["on_bad_line"] = on_bad_line
+        for key, value in (given or {}).items():
+            if value is not None:
+                block[key] = [value] if key in LIST_FILTERS and isinstance(value, str) \
+                    else list(value) if key in LIST_FILTERS else value
+        return block
+
+    block = loader(dict(base), filters, format)
+    if not extend:
+        return block
+    # --on-bad-line is the run's rule for every dictionary it reads
+    extensions = {f"extension_{number}": loader({"path": str(path)}, extend_filters,
+                                                extend_format)
+                  for number, path in enumerate(extend, 1)}
+    return {"@misc": "spacy-biolink.extended_dictionary.v1", "base": block,
+            "extensions": extensions}
+
+
 def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 format: Optional[str] = None, config_path: Optional[PathLike] = None,
                 augment: Sequence[PathLike] = (), spelling_map: Optional[PathLike] = None,
@@ -191,13 +225,12 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
 
     on_bad_line: "skip" leaves malformed dictionary lines out (counted, the first few
         named, W953) instead of stopping at the first, in `dictionary` and in each of
-        `extend`; the dictionary loader becomes spacy-biolink.load_dictionary.v3, whose
-        setting it is.
+        `extend`.
 
     dictionary_filters: the readers' filters (languages, sources, suppressed,
         semantic_types, synonym_scopes, xref_prefixes, mesh_branches, mesh_supplementary;
-        see load_dictionary); None values keep the reader's default. They need the v2
-        dictionary loader (the default config's); the MeSH ones make it v4.
+        see load_dictionary); None values keep the config's setting, or the reader's
+        default.
 
     extend: dictionaries whose concepts extend `dictionary`'s, read as `extend_format`
         (inferred when None) with `extend_filters` (load_dictionary.v4's, e.g.
@@ -227,9 +260,6 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         settings["paths.spelling_map"] = str(spelling_map)
     _check_filter_keys(dictionary_filters)
     _check_filter_keys(extend_filters)
-    for key, value in (dictionary_filters or {}).items():
-        if value is not None and key not in V4_FILTERS:
-            settings[DICTIONARY_PREFIX + key] = value
     settings.update(overrides or {})
     # Index overrides are applied by _index_block, over the encoder's index block where
     # it brings one: they may name sections the config lacks (index.dense.kind). With
@@ -240,37 +270,13 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         config_path, settings,
         user_overrides={k: v for k, v in (overrides or {}).items() if not k.startswith(set_apart)})
     linker = config["components"]["bio_linker"]
-    if on_bad_line != "error":
-        # v1 and v2 are frozen without the setting; v3 reads the same keys and this one.
-        loader = config["initialize"]["components"]["bio_linker"]["dictionary"]
-        loader["@misc"] = "spacy-biolink.load_dictionary.v3"
-        loader["on_bad_line"] = on_bad_line
-    mesh_filters = {key: value for key, value in (dictionary_filters or {}).items()
-                    if key in V4_FILTERS and value is not None}
-    if mesh_filters:
-        # v4 reads v3's keys and the MeSH readers' filters.
-        loader = config["initialize"]["components"]["bio_linker"]["dictionary"]
-        loader["@misc"] = "spacy-biolink.load_dictionary.v4"
-        loader.update({key: list(value) if not isinstance(value, str) else [value]
-                       for key, value in mesh_filters.items()})
+    initialize = config["initialize"]["components"]["bio_linker"]
+    initialize["dictionary"] = dictionary_block(
+        initialize["dictionary"], format=format, filters=dictionary_filters,
+        on_bad_line=on_bad_line, extend=extend, extend_format=extend_format,
+        extend_filters=extend_filters)
     if augment_new_concepts:
-        config["initialize"]["components"]["bio_linker"]["augment_new_concepts"] = \
-            list(augment_new_concepts)
-    if extend:
-        initialize = config["initialize"]["components"]["bio_linker"]
-        extensions = {}
-        for number, path in enumerate(extend, 1):
-            block = {"@misc": "spacy-biolink.load_dictionary.v4", "path": str(path),
-                     "format": extend_format}
-            if on_bad_line != "error":
-                # --on-bad-line is the run's rule for every dictionary it reads
-                block["on_bad_line"] = on_bad_line
-            block.update({key: value for key, value in (extend_filters or {}).items()
-                          if value is not None})
-            extensions[f"extension_{number}"] = block
-        initialize["dictionary"] = {"@misc": "spacy-biolink.extended_dictionary.v1",
-                                    "base": dict(initialize["dictionary"]),
-                                    "extensions": extensions}
+        initialize["augment_new_concepts"] = list(augment_new_concepts)
     index_config = linker["index"]
     if encoder is not None:
         from ..encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer
