@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The headline benchmarks: BENCHMARKS.md's first table, measured again in one command.
+"""The headline benchmarks: benchmarks/figures.json, measured again in one command.
 
     python -m spacy project run bench
 
@@ -18,9 +18,10 @@ and scores the test set with `python -m spacy_biolink evaluate`; where the corpu
 --data-dir it writes {"skipped": ...} instead. `speed` runs benchmarks/bench_vs_scispacy.py,
 with --ours-only where scispaCy (an optional extra that pins numpy < 2) is not installed.
 `report` writes the table (metrics/bench.md, and metrics/bench.json beside it): every
-figure measured beside the one BENCHMARKS.md records, with the command that reproduces
-it; a row whose input is missing or skipped says so. The scale rows (10M names) are too
-long for the suite: they are pointers to their command.
+figure measured beside the one benchmarks/figures.json records (BENCHMARKS.md's headline
+table shows the same values), with the command that reproduces it; a row whose input is
+missing or skipped says so. The scale row (10M names) is too long for the suite: it is a
+pointer to its command.
 """
 import argparse
 import importlib.util
@@ -37,70 +38,27 @@ HERE = Path(__file__).resolve().parent
 BC5CDR = ("bc5cdr/CDR_TrainingSet.PubTator.txt.gz", "bc5cdr/CDR_DevelopmentSet.PubTator.txt.gz",
           "bc5cdr/CDR_TestSet.PubTator.txt.gz")
 
-# What BENCHMARKS.md records for each headline figure, and where the suite's run keeps its
-# measurement: (file under --metrics, keys into its JSON). kind "exact": an accuracy, which
-# must reproduce to the digit; "timing": a speed, which moves with the machine's load.
-NCBI = "NCBI-disease test, 960 gold mentions, TF-IDF linker over MEDIC + train + dev mentions, spelling map"
-NCBI_DEV = "NCBI-disease dev, 787 gold mentions, TF-IDF linker over MEDIC + train mentions, spelling map"
-BC5 = "BC5CDR-disease test, 4,288 gold mentions, TF-IDF linker over MEDIC + BC5CDR train + dev mentions"
-E2E = ("NCBI-disease test, raw text: CPU NER (MEDIC gazetteer as a feature, static vectors, averaged "
-       "weights, up to 5,000 steps) + bio_propagate (abbreviations) + the TF-IDF linker + NIL drop at "
-       "0.85, span and concept both right")
-SPEED = ("MEDIC 2012 (76k names), NCBI-disease test gold mentions, 1 thread, best of 10 cold passes, "
-         "TF-IDF linker over MEDIC alone")
-CMD_ALL = "python -m spacy project run bench"  # its init-linker + evaluate steps, as `all` runs them
-CMD_E2E = "python -m spacy project run bench"  # convert, ner-vectors-ncbi, train-ner, assemble, evaluate-e2e, as `all`
-CMD_BC5 = "python -m spacy project run bench-bc5cdr"
-CMD_SPEED = "python -m spacy project run bench-speed"  # benchmarks/bench_vs_scispacy.py --repeats 10
+# What each headline figure was recorded at, and where the suite's run keeps its measurement,
+# live in benchmarks/figures.json (BENCHMARKS.md's headline table shows the same values:
+# tests/test_benchmarks_reference.py keeps the two in step). A row: id, group, figure,
+# recorded, kind ("exact": an accuracy, which must reproduce to the digit; "timing": a speed,
+# which moves with the machine's load; "pointer": too long for the suite), command, date,
+# source ({"file": under --metrics, "keys": into its JSON}; not for pointers), needs.
+FIGURES = HERE / "figures.json"
 
-ROWS: List[Dict] = [
-    {"id": "ncbi_test_acc1", "group": NCBI, "figure": "acc@1 (lenient)", "recorded": 0.8719,
-     "source": ("tfidf_test.json", ["acc@1"]), "kind": "exact", "command": CMD_ALL},
-    {"id": "ncbi_test_acc5", "group": NCBI, "figure": "acc@5 (lenient)", "recorded": 0.9396,
-     "source": ("tfidf_test.json", ["acc@5"]), "kind": "exact", "command": CMD_ALL},
-    {"id": "ncbi_test_strict_acc1", "group": NCBI, "figure": "acc@1 (strict)", "recorded": 0.8688,
-     "source": ("tfidf_test.json", ["strict", "acc@1"]), "kind": "exact", "command": CMD_ALL},
-    {"id": "ncbi_dev_acc1", "group": NCBI_DEV, "figure": "acc@1 (lenient)", "recorded": 0.8793,
-     "source": ("tfidf_dev.json", ["acc@1"]), "kind": "exact", "command": CMD_ALL},
-    {"id": "bc5cdr_test_acc1", "group": BC5, "figure": "acc@1 (lenient)", "recorded": 0.9219,
-     "source": ("bench/bc5cdr_tfidf_test.json", ["acc@1"]), "kind": "exact", "command": CMD_BC5},
-    {"id": "bc5cdr_test_acc5", "group": BC5, "figure": "acc@5 (lenient)", "recorded": 0.9606,
-     "source": ("bench/bc5cdr_tfidf_test.json", ["acc@5"]), "kind": "exact", "command": CMD_BC5},
-    {"id": "bc5cdr_test_strict_acc1", "group": BC5, "figure": "acc@1 (strict)", "recorded": 0.9174,
-     "source": ("bench/bc5cdr_tfidf_test.json", ["strict", "acc@1"]), "kind": "exact",
-     "command": CMD_BC5},
-    {"id": "e2e_ner_f", "group": E2E, "figure": "NER F1", "recorded": 0.8253,
-     "source": ("e2e_test.json", ["ner", "f"]), "kind": "exact", "command": CMD_E2E},
-    {"id": "e2e_linking_f", "group": E2E, "figure": "end-to-end linking F1", "recorded": 0.7851,
-     "source": ("e2e_test.json", ["linking", "f"]), "kind": "exact", "command": CMD_E2E},
-    {"id": "speed_ours", "group": SPEED, "figure": "mentions/s, every stage on", "recorded": 8354,
-     "source": ("bench/vs_scispacy.json", ["ours", "link", "best_mentions_per_s"]), "kind": "timing",
-     "command": CMD_SPEED},
-    {"id": "speed_ours_same_stages", "group": SPEED, "figure": "mentions/s, scispaCy's stages only",
-     "recorded": 12234, "kind": "timing", "command": CMD_SPEED,
-     "source": ("bench/vs_scispacy.json", ["ours", "link_same_stages", "best_mentions_per_s"])},
-    {"id": "speed_ratio", "group": SPEED, "figure": "ours / scispaCy 0.6.2 mentions/s, every stage on",
-     "recorded": 5.32, "kind": "timing", "command": CMD_SPEED, "needs": "scispacy",
-     "source": ("bench/vs_scispacy.json", ["ratio", "link mentions/s, best"])},
-    {"id": "speed_ratio_same_stages", "group": SPEED,
-     "figure": "ours / scispaCy 0.6.2 mentions/s, the same stages", "recorded": 7.79, "kind": "timing",
-     "command": CMD_SPEED, "needs": "scispacy",
-     "source": ("bench/vs_scispacy.json", ["ratio", "link mentions/s, best, ours with scispaCy's stages only"])},
-    {"id": "build_s", "group": SPEED, "figure": "build s (dictionary file -> index)", "recorded": 2.00,
-     "source": ("bench/vs_scispacy.json", ["ours", "build_s"]), "kind": "timing", "command": CMD_SPEED},
-    {"id": "load_s", "group": SPEED, "figure": "`spacy.load` s, fresh process, best", "recorded": 0.40,
-     "source": ("bench/vs_scispacy.json", ["ours", "load", "best_s"]), "kind": "timing",
-     "command": CMD_SPEED},
-    {"id": "speed_acc1", "group": SPEED, "figure": "acc@1 of those mentions (MEDIC alone)",
-     "recorded": 0.7646, "source": ("bench/vs_scispacy.json", ["ours", "accuracy", "acc_at_1"]),
-     "kind": "exact", "command": CMD_SPEED},
-    {"id": "scale_10m", "group": "8,060,645 synthetic MEDIC-style names (10M written), NCBI-disease test gold mentions",
-     "figure": "mentions/s, 2 threads (build 259 s, peak RSS 7.12 GB, recall@10 0.9941)", "recorded": 3087,
-     "kind": "pointer", "command": (
-         "python benchmarks/scale.py --source ../shared/data/medic/medic_06Jul2012.txt.gz "
-         "--corpus ../shared/data/ncbi_disease/NCBItestset_corpus.txt --sizes 0 10000000 "
-         "--threads 0 1 2 --work /tmp/s17build --keep")},
-]
+
+def load_rows(path: Path = FIGURES) -> List[Dict]:
+    """The recorded headline figures, `source` as (file under --metrics, keys into its JSON)."""
+    rows = []
+    for row in json.loads(Path(path).read_text(encoding="utf8"))["rows"]:
+        row = dict(row)
+        if "source" in row:
+            row["source"] = (row["source"]["file"], list(row["source"]["keys"]))
+        rows.append(row)
+    return rows
+
+
+ROWS: List[Dict] = load_rows()
 
 
 def log(msg: str) -> None:
@@ -241,7 +199,8 @@ def table(rows: List[Dict]) -> str:
 
 
 def report(args) -> int:
-    rows = [measure(row, args.metrics) for row in ROWS]
+    recorded = ROWS if args.figures == FIGURES else load_rows(args.figures)
+    rows = [measure(row, args.metrics) for row in recorded]
     info = machine()
     skipped = [r["id"] for r in rows if r["measured"] is None and r["kind"] != "pointer"]
     differing = [r["id"] for r in rows if r["kind"] == "exact" and r["measured"] is not None
@@ -279,6 +238,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = sub.add_parser("report", help="measured beside recorded: metrics/bench.md and .json")
     p.add_argument("--metrics", type=Path, default=Path("metrics"))
     p.add_argument("--output", type=Path, default=Path("metrics/bench.md"))
+    p.add_argument("--figures", type=Path, default=FIGURES,
+                   help="the recorded figures to compare with (default: benchmarks/figures.json)")
     args = parser.parse_args(argv)
     return {"bc5cdr": bc5cdr, "speed": speed, "report": report}[args.step](args)
 
