@@ -272,23 +272,24 @@ def test_link_rows_keeps_order_and_marks_malformed_rows(linker_nlp):
     assert (third["id"], third["entities"][0]["kb_id"]) == (3, "D006816")
 
 
-def readme_spark_recipe() -> str:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf8")
-    start = readme.index("```python\nimport json\n\nimport pandas as pd")
-    return readme[start + len("```python\n"):readme.index("```", start + 10)]
+def spark_recipe() -> str:
+    """The Spark recipe as docs/ray.md shows it."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "ray.md").read_text(encoding="utf8")
+    start = page.index("```python\nimport json\n\nimport pandas as pd")
+    return page[start + len("```python\n"):page.index("```", start + 10)]
 
 
 @pytest.mark.slow  # a Spark session takes a minute to start on 2 cores
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None or shutil.which("java") is None,
-                    reason="the README's Spark recipe needs pyspark and Java 17 (not in any extra)")
-def test_readme_spark_recipe_gives_the_link_records(model_dir, tmp_path):
+                    reason="the Spark recipe of docs/ray.md needs pyspark and Java 17 (not in any extra)")
+def test_the_documented_spark_recipe_gives_the_link_records(model_dir, tmp_path):
     inputs = write_shards(tmp_path / "in", n_shards=2, docs_per_shard=3)
-    code = readme_spark_recipe().replace(
+    code = spark_recipe().replace(
         'MODEL, SHARDS, OUTPUT = "/shared/models/pipeline", "/shared/pubmed/shards", "/shared/pubmed/linked"',
         f"MODEL, SHARDS, OUTPUT = {str(model_dir)!r}, {str(inputs)!r}, {str(tmp_path / 'out')!r}")
     assert str(model_dir) in code
     try:
-        exec(compile(code, "README.md (Spark recipe)", "exec"), {"__name__": "spark_recipe"})
+        exec(compile(code, "docs/ray.md (Spark recipe)", "exec"), {"__name__": "spark_recipe"})
     finally:
         from pyspark.sql import SparkSession
 

@@ -1,13 +1,13 @@
-"""README's examples hold for the linker the README tells users to build, not only a blank one.
+"""The documentation's examples hold for the linker it tells users to build, not only a blank one.
 
-README block 1 links with a linker over MEDIC alone; the command-line block builds one with
-`init-linker --augment NCBItrainset --spelling-map ...`, and the workflow's
+README's example links with a linker over MEDIC alone; docs/cli.md's first block builds one
+with `init-linker --augment NCBItrainset --spelling-map ...`, and the workflow's
 `training/linker_tfidf_test` (configs/linker_tfidf.cfg) augments with dev as well. Corpus
 mentions once made those differ: "diabetes" (annotated D003920 once) outranked D003924's own
 names for "type 2 diabetes", and the annotation prior (added to the score, which then passed
 1) and float noise (1.0 vs 0.99999988) split "hereditary breast and ovarian cancer". Here
-every one of those linkers is built as the README and project.yml build it, and each README
-promise is checked on each.
+every one of those linkers is built as docs/cli.md and project.yml build it, and each
+promise of README.md and docs/ is checked on each.
 """
 import re
 from pathlib import Path
@@ -29,7 +29,7 @@ SPELLING = NCBI / "ncbi-spell-check.txt"
 pytestmark = pytest.mark.skipif(not (MEDIC.exists() and TRAIN.exists() and DEV.exists()),
                                 reason="needs assets/ (MEDIC 2012, NCBI-disease)")
 
-# How each linker is built: README's command-line block, and project.yml's init-linker step
+# How each linker is built: docs/cli.md's first block, and project.yml's init-linker step
 # for the test linker (the one `assemble` puts behind the NER in training/pipeline).
 BUILDS = {
     "readme_command_line": ["--augment", str(TRAIN), "--spelling-map", str(SPELLING)],
@@ -69,18 +69,18 @@ def test_readme_block_1_holds_for_the_linker_the_readme_builds(built_linker):
 
 
 def test_hereditary_breast_and_ovarian_cancer_stays_whole(built_linker):
-    """README: "hereditary breast and ovarian cancer", itself a name, stays whole; on the
+    """docs/settings.md: "hereditary breast and ovarian cancer", itself a name, stays whole; on the
     first line of assets/examples.txt, as the workflow links it."""
     first = (ASSETS / "examples.txt").read_text(encoding="utf8").splitlines()[0]
     ent = _link(built_linker, first, "hereditary breast and ovarian cancer")
     assert ent.kb_id_ == "D061325"
     assert len(ent._.kb_parts) == 1  # a span not split reads as its one part
-    # README's split example is split (the colon part is Colorectal Neoplasms, D015179,
+    # docs/settings.md's split example is split (the colon part is Colorectal Neoplasms, D015179,
     # as NCBI-disease annotates "colon cancer"; MEDIC alone gives Colonic Neoplasms).
     ent = _link(built_linker, "Patients had breast and colon cancer.", "breast and colon cancer")
     assert ent.kb_id_ == "D001943|D015179"
     # "breast and ovarian cancer" is what the corpus annotates it as: the syndrome
-    # (NCBI-disease train: 18 times D061325, 4 times D001943|D010051), as README says.
+    # (NCBI-disease train: 18 times D061325, 4 times D001943|D010051), as docs/dictionaries.md says.
     ent = _link(built_linker, "BRCA1 carriers get breast and ovarian cancer.",
                 "breast and ovarian cancer")
     assert ent.kb_id_ == "D061325"
