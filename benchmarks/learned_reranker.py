@@ -131,12 +131,13 @@ def nil(args) -> dict:
     from spacy_biolink.linker.stages.learned_reranker import LearnedReranker, read_trained
     from spacy_biolink.corpora.pubtator import read_pubtator
     from spacy_biolink.kb.ids import split_gold_id_parts
+    from spacy_biolink.evaluation.name_pairs import split_concepts
     from spacy_biolink.training import pairs
     from spacy_biolink.training.nil_rule import best_point, nil_curve
 
     types = {"Disease"}
     full = load_dictionary(args.dictionary)
-    split = pairs.split_concepts(full.n_concepts, args.fractions, args.seed)
+    split = split_concepts(full.n_concepts, args.fractions, args.seed)
     _, settings, _, _ = read_trained(args.ranker)
 
     def linked(corpus, held_out, stage):

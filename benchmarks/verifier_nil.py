@@ -72,7 +72,8 @@ def main() -> None:
     from spacy_biolink.evaluation.pair_scores import roc_auc
     from spacy_biolink.kb.ids import split_gold_id_parts
     from spacy_biolink.corpora.pubtator import read_pubtator
-    from spacy_biolink.training.pairs import held_out_mentions, split_concepts
+    from spacy_biolink.evaluation.name_pairs import split_concepts
+    from spacy_biolink.training.pairs import held_out_mentions
     from spacy_biolink.linker.stages.verifier import (CandidateVerifier, combined_margin,
                                                       nil_rule_rejects, verify_links)
     from spacy_biolink.training.nil_rule import best_point, choose_nil_rule, fit_nil_rules, nil_curve

@@ -3,9 +3,9 @@
 The public names below load on first use (PEP 562), not at `import spacy_biolink`:
 importing spaCy imports thinc, which imports torch when it is installed (seconds and
 hundreds of MB), and `python -m spacy_biolink link --help` imports this module first.
-Nothing needs the eager import to register: the factory, architectures, misc functions
-and scorer are declared as entry points (setup.cfg), and the `bio_linker` factory's module
-imports `registry` itself for the functions its default config names.
+Nothing needs the eager import to register: the factory and every registered builder
+(each room's registry.py, and legacy/ for superseded versions) are declared as entry
+points (setup.cfg), which spaCy loads when a config names them.
 """
 import importlib
 from typing import TYPE_CHECKING, Any, Dict, List
@@ -44,11 +44,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
 
 
 def __getattr__(name: str) -> Any:
-    """Load a public name (or the `registry` module) from its module on first access."""
+    """Load a public name from its module on first access."""
     if name in _EXPORTS:
         value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    elif name == "registry":
-        value = importlib.import_module(".registry", __name__)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later accesses skip __getattr__
@@ -57,4 +55,4 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> List[str]:
     """The module's names, the not yet loaded public ones included."""
-    return sorted(set(globals()) | set(_EXPORTS) | {"registry"})
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -4,7 +4,7 @@ import spacy
 from spacy.training import Example
 from typer.testing import CliRunner
 
-from spacy_biolink.linker.assemble import assemble_pipeline
+from spacy_biolink.runners.assemble import assemble_pipeline
 from spacy_biolink.cli import app
 from spacy_biolink.errors import BioLinkError
 

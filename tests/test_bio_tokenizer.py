@@ -6,7 +6,6 @@ import json
 import pytest
 import spacy
 
-from spacy_biolink import registry  # noqa: F401  (registers the tokenizer without entry points)
 from spacy_biolink.corpora import convert_pubtator
 from spacy_biolink.corpora.docbin import tokenizer_nlp_from_config
 from spacy_biolink.errors import BioLinkError

@@ -10,10 +10,10 @@ from scipy import sparse
 
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.index import AutoSparseIndex, PrunedSparseIndex, SparseIndex
-from spacy_biolink.registry import build_auto_sparse_index as auto_v1
-from spacy_biolink.registry import build_auto_sparse_index_v2 as auto_v2
-from spacy_biolink.registry import build_pruned_sparse_index as pruned_v1
-from spacy_biolink.registry import build_pruned_sparse_index_v2 as pruned_v2
+from spacy_biolink.legacy.index import build_auto_sparse_index as auto_v1
+from spacy_biolink.legacy.index import build_auto_sparse_index_v2 as auto_v2
+from spacy_biolink.legacy.index import build_pruned_sparse_index as pruned_v1
+from spacy_biolink.index.registry import build_pruned_sparse_index_v2 as pruned_v2
 from spacy_biolink.index import block_kernels, kernels
 from spacy_biolink.index.pruned import prune_queries
 

@@ -13,7 +13,8 @@ from spacy_biolink.encoders.saved import load_encoder  # noqa: E402
 from spacy_biolink.errors import BioLinkError  # noqa: E402
 from spacy_biolink.kb.readers import load_dictionary  # noqa: E402
 from spacy_biolink.training import train_from_config  # noqa: E402
-from spacy_biolink.training.wordvectors import WordVectors, corpus_sentences, train_word_vectors  # noqa: E402
+from spacy_biolink.encoders.wordvectors import WordVectors  # noqa: E402
+from spacy_biolink.training.wordvectors import corpus_sentences, train_word_vectors  # noqa: E402
 
 from .conftest import TINY_MEDIC, doc_with_ents, invoke_cli  # noqa: E402
 

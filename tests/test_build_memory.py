@@ -98,7 +98,7 @@ def test_unsorted_rows_keep_their_postings_through_the_word_step(monkeypatch):
     """Rows sorted into a copy are not the matrix the postings were transposed from:
     those postings stay, not transposed again."""
     from spacy_biolink.encoders.tfidf import CharNgramTfidf
-    from spacy_biolink.registry import build_auto_sparse_index_v6 as auto_v6
+    from spacy_biolink.index.registry import build_auto_sparse_index_v6 as auto_v6
 
     names = [f"{a} {b}" for a in WORDS for b in WORDS[:10]]
     vectorizer = CharNgramTfidf()

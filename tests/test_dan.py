@@ -8,7 +8,7 @@ import spacy
 from spacy.util import registry
 
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.training.wordvectors import WordVectors, tokenize
+from spacy_biolink.encoders.wordvectors import WordVectors, tokenize
 
 from .conftest import TINY_MEDIC, doc_with_ents
 

@@ -10,13 +10,13 @@ import spacy
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-import spacy_biolink.registry  # noqa: E402,F401  (the worktree's registered names)
 from spacy_biolink import load_dictionary  # noqa: E402
 from spacy_biolink.encoders.saved import load_encoder  # noqa: E402
 from spacy_biolink.errors import BioLinkError  # noqa: E402
 from spacy_biolink.training import train_from_config  # noqa: E402
 from spacy_biolink.encoders.fast import reduce_table  # noqa: E402
-from spacy_biolink.training.fast import concept_batches, in_batch_marginal_nll  # noqa: E402
+from spacy_biolink.training.fast import in_batch_marginal_nll  # noqa: E402
+from spacy_biolink.training.samplers import concept_batches  # noqa: E402
 
 from .conftest import build_tiny_bert  # noqa: E402
 from .test_transformer_encoders import DICTIONARY, MENTIONS, backbone_words, pubtator  # noqa: E402

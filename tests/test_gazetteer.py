@@ -7,7 +7,6 @@ import pytest
 import spacy
 from spacy.util import load_config, load_model_from_config, registry
 
-import spacy_biolink.registry  # noqa: F401  (BioTokenizer.v1, gazetteer_terms.v1)
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.ner.gazetteer import Gazetteer, gazetteer_terms
 

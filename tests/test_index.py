@@ -282,15 +282,16 @@ def test_auto_faiss_index_is_exact_below_its_threshold_and_ivf_sq8_above(tmp_pat
 
 
 def test_no_index_module_names_a_registered_index():
-    """Versions are registry.py's builder functions: index/ holds plain classes that do not
-    know the names they are registered under (not in code, meta or messages)."""
+    """Versions are index/registry.py's builder functions: the rest of index/ holds plain
+    classes that do not know the names they are registered under (not in code, meta or
+    messages)."""
     from pathlib import Path
 
     import spacy_biolink.index
 
     root = Path(spacy_biolink.index.__file__).parent
     naming = [p.name for p in sorted(root.glob("*.py"))
-              if "spacy-biolink." in p.read_text(encoding="utf8")]
+              if p.name != "registry.py" and "spacy-biolink." in p.read_text(encoding="utf8")]
     assert naming == []
 
 

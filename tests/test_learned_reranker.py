@@ -23,7 +23,7 @@ ORGANS = ["liver", "kidney", "heart", "lung", "brain", "skin", "bone", "eye"]
 LESIONS = ["cancer", "cyst", "failure", "inflammation", "injury"]
 CONFIG = "configs/rank.cfg"
 # These tests read the first ranker's features (FEATURES), which the current trainer's
-# (FEATURES_V3, tests/test_learned_reranker_v3.py) extend: configs/rank.cfg with the
+# (FEATURES_V3, tests/test_learned_reranker_retriever_features.py) extend: configs/rank.cfg with the
 # superseded trainer that learns from those alone (spacy_biolink/legacy/).
 V1_TRAINER = {"training.@misc": "spacy-biolink.LearnedRerankerTrainer.v1"}
 

@@ -131,7 +131,7 @@ AUGMENT_CORPUS = (
 def test_augmentation_resolves_and_splits_like_linking(stages_dictionary, tmp_path):
     corpus = tmp_path / "train.txt"
     corpus.write_text(AUGMENT_CORPUS, encoding="utf8")
-    from spacy_biolink.kb.augment import augment_dictionary
+    from spacy_biolink.linker.augment import augment_dictionary
 
     nlp = make_linker_nlp(stages_dictionary)
     augmented, stats = augment_dictionary(stages_dictionary, [corpus], nlp.get_pipe("bio_linker").linker,

@@ -13,7 +13,8 @@ from spacy_biolink.errors import BioLinkError
 from spacy_biolink.linker.drop_nil import DropNil
 from spacy_biolink.ner.term_patterns import (add_term_ruler, read_term_patterns,
                                              term_patterns, write_term_patterns)
-from spacy_biolink.registry import build_read_term_patterns, build_term_patterns
+from spacy_biolink.ner.registry import build_read_term_patterns
+from spacy_biolink.ner.registry import build_term_patterns
 
 from .conftest import doc_with_ents, make_linker_nlp
 

@@ -16,7 +16,7 @@ pytest.importorskip("spacy_transformers")
 from spacy.tokens import DocBin  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from spacy_biolink.linker.assemble import assemble_pipeline  # noqa: E402
+from spacy_biolink.runners.assemble import assemble_pipeline  # noqa: E402
 from spacy_biolink.cli import app  # noqa: E402
 from spacy_biolink.errors import BioLinkError  # noqa: E402
 from spacy_biolink.linker.pipeline import load_linker_pipeline  # noqa: E402

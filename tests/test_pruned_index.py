@@ -10,9 +10,9 @@ from spacy_biolink.encoders.tfidf import CharNgramTfidf
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation.search_recall import tie_aware_recall
 from spacy_biolink.index import AutoSparseIndex, PrunedSparseIndex, SparseIndex
-from spacy_biolink.registry import build_auto_sparse_index as auto_v1
-from spacy_biolink.registry import build_pruned_sparse_index as pruned_v1
-from spacy_biolink.registry import build_sparse_index
+from spacy_biolink.legacy.index import build_auto_sparse_index as auto_v1
+from spacy_biolink.legacy.index import build_pruned_sparse_index as pruned_v1
+from spacy_biolink.index.registry import build_sparse_index
 
 from .conftest import doc_with_ents, make_linker_nlp
 

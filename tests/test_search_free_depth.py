@@ -8,8 +8,8 @@ import pytest
 from spacy_biolink.index import SparseIndex
 from spacy_biolink.index.concepts import search_concepts
 from spacy_biolink.kb.dictionary import Concept, ConceptDictionary
-from spacy_biolink.registry import build_auto_sparse_index_v6 as auto_v6
-from spacy_biolink.registry import build_pruned_sparse_index as pruned_v1
+from spacy_biolink.index.registry import build_auto_sparse_index_v6 as auto_v6
+from spacy_biolink.legacy.index import build_pruned_sparse_index as pruned_v1
 
 from .test_pruned_index import tfidf_rows
 

@@ -12,7 +12,7 @@ from spacy_biolink import load_dictionary
 from spacy_biolink.cli import app
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation import evaluate_end_to_end, evaluate_gold_mentions
-from spacy_biolink.linker.assemble import assemble_pipeline
+from spacy_biolink.runners.assemble import assemble_pipeline
 from spacy_biolink.linker.find import linker_pipes, the_linker
 from spacy_biolink.runners.distributed import check_model_dir, link_rows, link_shard
 from spacy_biolink.runners.local import link_file

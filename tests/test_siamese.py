@@ -10,8 +10,8 @@ from spacy_biolink import load_dictionary
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation.pair_scores import (auc_by_negative_kind, best_f1_threshold,
                                                   pair_scores, roc_auc)
-from spacy_biolink.training.pairs import (NEGATIVE_KINDS, concept_names_by_split,
-                                          dictionary_pairs, split_concepts)
+from spacy_biolink.evaluation.name_pairs import (NEGATIVE_KINDS, concept_names_by_split,
+                                                 dictionary_pairs, split_concepts)
 from spacy_biolink.linker.stages.verifier import CandidateVerifier, best_name_finder, verify_links
 
 torch = pytest.importorskip("torch")
@@ -99,7 +99,7 @@ def test_shared_name_goes_to_the_latest_split(tiny_dictionary):
 
 
 def test_jaccard_negative_is_the_most_similar_other_name(synthetic_path):
-    from spacy_biolink.training.pairs import make_pairs
+    from spacy_biolink.evaluation.name_pairs import make_pairs
 
     names = {0: ["liver cancer", "hepatic neoplasm"], 1: ["liver cancers x", "zzz"],
              2: ["qqq ppp", "rrr sss"]}

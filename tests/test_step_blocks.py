@@ -5,7 +5,6 @@ import spacy
 from spacy import util
 from thinc.api import Config
 
-import spacy_biolink.registry  # noqa: F401  (registers the step builders)
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.kb.dictionary import Concept, ConceptDictionary
 

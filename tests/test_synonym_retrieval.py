@@ -12,7 +12,7 @@ from spacy_biolink.evaluation.synonym_retrieval import (TEST, TRAIN, VALIDATION,
                                                         SynonymSplit, evaluate_synonym_retrieval,
                                                         make_split, ranking_metrics, sgw_encoder)
 from spacy_biolink.kb.readers import load_dictionary
-from spacy_biolink.training.wordvectors import WordVectors
+from spacy_biolink.encoders.wordvectors import WordVectors
 
 # 8 concepts, 3-4 names each: enough for a split with zero-shot, test and validation names.
 DICTIONARY = """\

@@ -14,9 +14,9 @@ from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation.search_recall import tie_aware_recall
 from spacy_biolink.index import AutoSparseIndex, SparseIndex, WordCandidates
 from spacy_biolink.index.threads import usable_cores
-from spacy_biolink.registry import build_auto_sparse_index_v3 as auto_v3
-from spacy_biolink.registry import build_pruned_sparse_index_v2 as pruned_v2
-from spacy_biolink.registry import build_word_sparse_index as word_v1
+from spacy_biolink.legacy.index import build_auto_sparse_index_v3 as auto_v3
+from spacy_biolink.index.registry import build_pruned_sparse_index_v2 as pruned_v2
+from spacy_biolink.legacy.index import build_word_sparse_index as word_v1
 from spacy_biolink.index.word_postings import WordPostings
 
 from .conftest import doc_with_ents, make_linker_nlp, record_kernel_threads

@@ -3,7 +3,8 @@ import pytest
 from thinc.api import Model
 
 from spacy_biolink.errors import BioLinkError
-from spacy_biolink.training.wordvectors import WordVectors, corpus_sentences, tokenize, train_word_vectors
+from spacy_biolink.encoders.wordvectors import WordVectors, tokenize
+from spacy_biolink.training.wordvectors import corpus_sentences, train_word_vectors
 
 SENTENCES = [["breast", "cancer", "is", "a", "tumor"], ["ovarian", "cancer", "is", "a", "tumor"],
              ["huntington", "disease", "is", "a", "chorea"]] * 20

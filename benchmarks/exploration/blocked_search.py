@@ -99,10 +99,12 @@ def run_pipeline(path: Path, args) -> dict:
     from scipy import sparse
 
     from spacy_biolink.index import SparseIndex
-    from spacy_biolink.registry import (build_auto_sparse_index_v2, build_auto_sparse_index_v3,
-                                        build_pruned_sparse_index, build_pruned_sparse_index_v2,
-                                        build_word_sparse_index)
-    from spacy_biolink.index.word_postings import WordPostings, additive_vectorizer
+    from spacy_biolink.index.registry import build_pruned_sparse_index_v2
+    from spacy_biolink.legacy.index import (build_auto_sparse_index_v2,
+                                            build_auto_sparse_index_v3,
+                                            build_pruned_sparse_index, build_word_sparse_index)
+    from spacy_biolink.encoders.tfidf import additive_vectorizer
+    from spacy_biolink.index.word_postings import WordPostings
 
     nlp = spacy.load(path)
     linker = nlp.get_pipe("bio_linker")

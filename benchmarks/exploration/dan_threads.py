@@ -17,7 +17,6 @@ import time
 import numpy
 import torch
 
-from spacy_biolink.registry import build_dan_encoder  # noqa: F401 (registers)
 from spacy_biolink.evaluation.synonym_retrieval import concept_prototypes
 from spacy_biolink.training.dan import DanTrainer, _members
 from spacy.util import registry

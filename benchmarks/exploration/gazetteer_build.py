@@ -15,7 +15,6 @@ from pathlib import Path
 import spacy
 from spacy.tokens import DocBin
 
-import spacy_biolink.registry  # noqa: F401  (BioTokenizer.v1 without the entry point)
 from spacy_biolink.ner.gazetteer import GAZETTEER_NAME, TYPE_SEPARATOR, gazetteer_terms
 
 

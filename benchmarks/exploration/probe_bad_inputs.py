@@ -229,7 +229,7 @@ def main(verbose: bool = False) -> Counter:
         from spacy_biolink.evaluation.synonym_retrieval import SynonymSplit
         expect_python_error("split file directory", lambda: SynonymSplit.from_disk(a_dir))
         try:
-            from spacy_biolink.training.wordvectors import WordVectors
+            from spacy_biolink.encoders.wordvectors import WordVectors
             vec = root / "vec"
             vec.mkdir()
             (vec / "words.txt").write_bytes(b"diab\xe8te\n")

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import spacy
 
-from spacy_biolink import registry  # noqa: F401  (the tokenizer without entry points)
 from spacy_biolink.corpora.pubtator import read_pubtator
 
 CORPORA = {"bc5cdr_train": "bc5cdr/CDR_TrainingSet.PubTator.txt.gz",

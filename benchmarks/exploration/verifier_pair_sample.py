@@ -35,7 +35,7 @@ def main() -> None:
     from spacy_biolink.encoders.siamese import tfidf_cosines
     from spacy_biolink.encoders.tfidf import CharNgramTfidf
     from spacy_biolink.evaluation.pair_scores import roc_auc
-    from spacy_biolink.training.pairs import concept_names_by_split, split_concepts
+    from spacy_biolink.evaluation.name_pairs import concept_names_by_split, split_concepts
     from spacy_biolink.linker.stages.verifier import CandidateVerifier
 
     full = load_dictionary(args.dictionary)

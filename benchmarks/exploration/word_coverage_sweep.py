@@ -12,7 +12,8 @@ folded by the default normalizer; ~3 GB at 1M names.
 import sys, time, numpy
 from spacy_biolink.encoders.tfidf import CharNgramTfidf
 from spacy_biolink.index import SparseIndex
-from spacy_biolink.registry import build_word_sparse_index, build_word_sparse_index_v2
+from spacy_biolink.legacy.index import build_word_sparse_index
+from spacy_biolink.legacy.index import build_word_sparse_index_v2
 from spacy_biolink.text.normalize import MentionNormalizer
 from spacy_biolink.corpora import read_pubtator
 from spacy_biolink.evaluation.search_recall import tie_aware_recall

@@ -185,7 +185,7 @@ def assemble_cli(
 ):
     """Add LINKER_DIR's bio_linker after NER_DIR's ner and save: a text-in, links-out pipeline.
     A linker of another name already in NER_DIR stays: linkers are added one at a time."""
-    from ..linker.assemble import assemble_pipeline
+    from ..runners.assemble import assemble_pipeline
 
     nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force, name=name,
                             patterns=patterns, drop_nil=drop_nil,

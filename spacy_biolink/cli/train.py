@@ -29,7 +29,8 @@ def train_vectors_cli(
     import time
 
     from ..kb.readers import load_dictionary
-    from ..training.wordvectors import corpus_sentences, tokenize, train_word_vectors
+    from ..encoders.wordvectors import tokenize
+    from ..training.wordvectors import corpus_sentences, train_word_vectors
 
     check_output_path(output_dir, kind="dir", what="the word vectors", force=force)
     started = time.perf_counter()

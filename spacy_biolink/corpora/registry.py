@@ -8,6 +8,6 @@ from spacy.util import registry
 def build_relabel_entities(label: Optional[str] = "Disease"):
     """Registered `spacy-biolink.relabel_entities.v1`: a corpus augmenter giving every entity
     `label` (None keeps the labels), for corpora labelled differently from the pipeline."""
-    from ..corpora.relabel import relabel_entities
+    from .relabel import relabel_entities
 
     return relabel_entities(label)

@@ -17,7 +17,7 @@ import numpy
 from thinc.api import Model
 
 from ..errors import BioLinkError, Errors
-from ..training.wordvectors import WordVectors, tokenize
+from .wordvectors import WordVectors, tokenize
 from .torch_wrapper import torch_module, wrap_torch_module
 
 # From the authors' code. Dropped only when the name has other words ("nos" alone stays).

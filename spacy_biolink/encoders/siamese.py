@@ -21,7 +21,7 @@ from thinc.api import ArgsKwargs, Model
 from thinc.model import deserialize_attr, serialize_attr
 
 from ..errors import BioLinkError, Errors
-from ..training.wordvectors import tokenize
+from .wordvectors import tokenize
 from .tfidf import CharNgramTfidf
 
 PAD_ID = 0

@@ -291,6 +291,20 @@ def tfidf_encoder(analyzer: str, ngram_range: Tuple[int, int], lowercase: bool,
     )
 
 
+def additive_vectorizer(model) -> Optional[CharNgramTfidf]:
+    """The CharNgramTfidf of a plain TF-IDF encoder whose rows are sums over words
+    (char_wb analyzer, raw tf), or None for any other encoder: the vectorizer the word
+    postings (index/word_postings.py) can split over words."""
+    if model is None or getattr(model, "name", None) != "tfidf_encoder":
+        return None
+    vectorizer = model.attrs.get("vectorizer")
+    if not isinstance(vectorizer, CharNgramTfidf) or not vectorizer.is_fitted:
+        return None
+    if vectorizer.analyzer != "char_wb" or vectorizer.sublinear_tf:
+        return None
+    return vectorizer
+
+
 def _tfidf_init(model: Model, X: Optional[List[str]] = None, Y=None) -> None:
     if X is not None:
         # A Sequence (a packed table of names) is read a slice at a time, not copied.

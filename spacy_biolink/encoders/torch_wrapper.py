@@ -9,6 +9,7 @@ from typing import Any, Callable, Optional
 from thinc.api import Model, PyTorchWrapper_v3
 
 
+
 def serialize_state(module) -> bytes:
     """A torch module's weights as safetensors bytes (no pickle, so loading runs no code)."""
     from safetensors.torch import save

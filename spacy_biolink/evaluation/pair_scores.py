@@ -86,7 +86,7 @@ def saved_verifier_pairs(path, dictionary) -> Dict:
     """The {"train", "dev", "test"} pair sets a trained verifier was made and scored with:
     the dictionary split again with the seed and pair settings of its meta.json."""
     from ..io.files import read_json
-    from ..training.pairs import dictionary_pairs
+    from .name_pairs import dictionary_pairs
 
     meta = read_json(Path(path) / "meta.json", "Verifier meta.json", type=dict)
     return dictionary_pairs(dictionary, seed=meta.get("seed", 0), **meta.get("pair_settings", {}))

@@ -294,7 +294,7 @@ def encoder_for_evaluation(encoder: str, *, vectors_path: Optional[PathLike] = N
     (a no-op for trained weights; a hybrid's TF-IDF part is fitted). covered(text) says
     whether a word-vector encoder knows any word of text (None for other encoders).
     """
-    from ..training.wordvectors import WordVectors
+    from ..encoders.wordvectors import WordVectors
 
     if encoder in ("sgw", "sgw-cca"):
         if vectors_path is None:

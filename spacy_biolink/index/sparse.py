@@ -7,7 +7,7 @@ Indexes hold one vector per dictionary NAME and answer `search(queries, k)` with
 name id, padded with id -1. The dictionary, not the index, knows what a name id means.
 """
 import warnings
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy
 import srsly
@@ -249,23 +249,11 @@ class SparseIndex(NameIndex):
         return self
 
 
-def exact_index(vectors) -> NameIndex:
-    """A brute-force index over `vectors`: SparseIndex for sparse rows, a flat FaissIndex
-    for dense ones. For small sets that must be searched exactly (the sieve's training
-    mentions), whatever index the main search uses."""
-    from .faiss import FaissIndex
-
-    index = SparseIndex() if sparse.issparse(vectors) else FaissIndex("flat")
-    index.build(vectors)
-    return index
-
-
-def exact_index_from_state(meta: dict, arrays: dict) -> NameIndex:
-    """Inverse of `exact_index(...).to_state()`."""
-    if meta.get("type") == "sparse":
-        return SparseIndex().from_state(meta, arrays)
-    if meta.get("type") == "faiss":
-        from .faiss import FaissIndex
-
-        return FaissIndex(meta.get("kind", "flat")).from_state(meta, arrays)
-    raise KeyError(f"index type {meta.get('type')!r}")
+def check_index(index: Any, *, where: str = "bio_linker index") -> None:
+    """Refuse an index object that is not one of this package's (SparseIndex, FaissIndex,
+    HybridIndex): the index block is a registered function too, and its object reads the
+    saved index. Ours read .npy files without pickle and msgpack."""
+    if not isinstance(index, NameIndex) \
+            or not type(index).__module__.startswith("spacy_biolink."):
+        raise BioLinkError(Errors.E122.format(where=where, kind=type(index).__module__ + "."
+                                              + type(index).__qualname__))

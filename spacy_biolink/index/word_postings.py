@@ -46,21 +46,6 @@ _RARE_KEYS = ("word_rare_indptr", "word_rare_indices", "word_rows_indptr",
 _BLOCK = 100_000
 
 
-def additive_vectorizer(model) -> Optional[object]:
-    """The CharNgramTfidf of a plain TF-IDF encoder whose rows are sums over words
-    (char_wb analyzer, raw tf), or None for any other encoder."""
-    from ..encoders.tfidf import CharNgramTfidf
-
-    if model is None or getattr(model, "name", None) != "tfidf_encoder":
-        return None
-    vectorizer = model.attrs.get("vectorizer")
-    if not isinstance(vectorizer, CharNgramTfidf) or not vectorizer.is_fitted:
-        return None
-    if vectorizer.analyzer != "char_wb" or vectorizer.sublinear_tf:
-        return None
-    return vectorizer
-
-
 class WordPostings:
     """Words x names postings of c(u, n) and the unit TF-IDF rows of the words (stored
     n-grams x words, to score a query's words by walking its n-grams)."""

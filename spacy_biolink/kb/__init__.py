@@ -1,7 +1,6 @@
 """The knowledge base side: ConceptDictionary (the one owner of ids and names), the
 dictionary readers (readers/), id normalisation (ids.py), concept lookup in scispaCy's
-shape (lookup.py), corpus mentions added as names (augment.py) and one vocabulary
-extended by another (extend.py)."""
+shape (lookup.py) and one vocabulary extended by another (extend.py)."""
 from .dictionary import Concept, ConceptDictionary
 from .lookup import ConceptLookup, ConceptNotFound
 from .readers import load_dictionary

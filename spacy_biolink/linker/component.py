@@ -27,9 +27,10 @@ from ..errors import BioLinkError, Errors, Warnings
 from .extensions import install_extensions
 from ..index import NameIndex
 from .policy import (LinkingPolicy, Mention, MentionLinks, score_range)
+from .settings import BY_NAME, defaults, with_settings_signature
 from .nothing_to_link import NothingToLinkCheck, checked
 from .stages import Stage
-from ..io.safe_models import check_model
+from ..encoders.checks import check_model
 from ..text.normalize import MentionNormalizer, read_spelling_map
 from ..io.files import json_text, write_json
 from ..io.util import PathLike, atomic_directory
@@ -70,71 +71,32 @@ DEFAULT_INDEX_CONFIG = {"@misc": "spacy-biolink.AutoSparseIndex.v6", "chunk_size
         "normalizer": {"@misc": "spacy-biolink.MentionNormalizer.v1", "lowercase": True,
                        "remove_punctuation": True, "spelling_variants": True,
                        "strip_plurals": True},
-        "resolve_abbreviations": True,
-        "split_composites": True,
-        "k": 10,
-        # Junk ("xyzzy foo", "the patient") scores below it with the default TF-IDF encoder,
-        # at no acc@1 cost on NCBI-disease and BC5CDR-disease dev (BENCHMARKS.md,
-        # benchmarks/nil_threshold.py). Saved pipelines keep the value in their config.
-        "threshold": 0.45,
-        "nil_id": "NIL",
-        "max_entities_per_mention": 5,
-        "spans_key": None,
-        "labels": [],
-        "cache_size": 100000,
-        "index_level": "name",
-        "index_sources": "OD",
-        "sieve_threshold": None,
-        # 0 here so that a pipeline saved before the option existed ranks as it did;
-        # init-linker's default config sets the value chosen on dev (README).
-        "prior_weight": 0.0,
-        # "add" and 0 here keep pipelines saved before these settings existed linking as
-        # they did; init-linker's default config sets "order" and the margin chosen on dev.
-        "prior_mode": "add",
-        "corpus_margin": 0.0,
-        "split_margin": 0.0,
-        # span label -> allowed types (TUIs, semantic groups such as "DISO", or the
-        # dictionary's own types); labels not listed are not filtered.
-        "type_filter": {},
-        # Which of a concept's ids kb_id_ reports, by namespace (spacy_biolink/ids.py).
-        "id_preference": ["MESH", "OMIM"],
+        # The flat settings, each defined once in settings.py.
+        **defaults(),
         # Stages after retrieval, each a registered block ([components.NAME.stages.verifier]
-        # @misc = "spacy-biolink.SiameseVerifierStage.v1", ...), run in the order given.
+        # @misc = "spacy-biolink.SiameseVerifierStage.v1", ...), run in the order given;
+        # the steps every linker has may be written as blocks too (stages/registry.py).
         "stages": {},
         "scorer": {"@scorers": "spacy-biolink.linking_scorer.v1"},
     },
     default_score_weights={"bio_linker_acc": 1.0, "bio_linker_micro_p": None,
                            "bio_linker_micro_r": None, "bio_linker_micro_f": None},
 )
+@with_settings_signature
 def make_bio_linker(nlp: Language, name: str, *, encoder: Model, index: NameIndex,
-                    normalizer: MentionNormalizer, resolve_abbreviations: bool,
-                    split_composites: bool, k: int, threshold: float, nil_id: str,
-                    max_entities_per_mention: int, spans_key: Optional[str], labels: List[str],
-                    cache_size: int, index_level: str, index_sources: str,
-                    sieve_threshold: Optional[float], prior_weight: float,
-                    scorer: Optional[Callable], prior_mode: str = "add",
-                    corpus_margin: float = 0.0, split_margin: float = 0.0,
-                    type_filter: Dict[str, List[str]] = {},
-                    id_preference: List[str] = ["MESH", "OMIM"],
-                    stages: Dict[str, Any] = {}) -> "BioLinker":
+                    normalizer: MentionNormalizer, scorer: Optional[Callable],
+                    stages: Dict[str, Any], **settings) -> "BioLinker":
     """Build the `bio_linker` component from its config block (spaCy's factory hook).
-    The linker is watched by a NothingToLinkCheck, which warns when the pipeline gives it
-    no spans to link."""
+    `settings` are the flat settings of settings.py, each a keyword of this function's
+    signature with its type and default. The linker is watched by a NothingToLinkCheck,
+    which warns when the pipeline gives it no spans to link."""
     if not isinstance(normalizer, MentionNormalizer):
         # a config block naming another registered function would fail at first use
         raise BioLinkError(Errors.E193.format(where=f"[components.{name}]", name=name,
                                               function=getattr(normalizer, "__name__", "it"),
                                               got=type(normalizer).__name__))
     return checked(nlp, BioLinker(nlp.vocab, encoder, index, name=name, normalizer=normalizer,
-                     resolve_abbreviations=resolve_abbreviations,
-                     split_composites=split_composites, k=k, threshold=threshold,
-                     nil_id=nil_id, max_entities_per_mention=max_entities_per_mention,
-                     spans_key=spans_key, labels=labels, cache_size=cache_size,
-                     index_level=index_level, index_sources=index_sources,
-                     sieve_threshold=sieve_threshold, prior_weight=prior_weight,
-                     prior_mode=prior_mode, corpus_margin=corpus_margin,
-                     split_margin=split_margin, scorer=scorer,
-                     type_filter=type_filter, id_preference=id_preference, stages=stages))
+                                  scorer=scorer, stages=stages, **settings))
 
 
 class BioLinker(Pipe):
@@ -146,29 +108,15 @@ class BioLinker(Pipe):
 
     def __init__(self, vocab: Vocab, encoder: Model, index: NameIndex, *,
                  name: str = "bio_linker", normalizer: Optional[MentionNormalizer] = None,
-                 resolve_abbreviations: bool = True, split_composites: bool = True,
-                 k: int = 10, threshold: float = 0.45,
-                 nil_id: str = "NIL", max_entities_per_mention: int = 5,
-                 spans_key: Optional[str] = None, labels: Sequence[str] = (),
-                 cache_size: int = 100000, index_level: str = "name",
-                 index_sources: str = "OD", sieve_threshold: Optional[float] = None,
-                 prior_weight: float = 0.0, prior_mode: str = "add",
-                 corpus_margin: float = 0.0, split_margin: float = 0.0,
-                 scorer: Optional[Callable] = None,
-                 type_filter: Optional[Dict[str, List[str]]] = None,
-                 id_preference: Sequence[str] = ("MESH", "OMIM"),
-                 stages: Optional[Dict[str, Stage]] = None):
+                 scorer: Optional[Callable] = None, stages: Optional[Dict[str, Stage]] = None,
+                 **settings):
+        """settings: the flat settings of settings.py (defaults there)."""
+        spans_key = settings.pop("spans_key", BY_NAME["spans_key"].default)
+        labels = settings.pop("labels", BY_NAME["labels"].default)
         # Policy read from config.cfg on every load, never from the saved cfg file, so
         # spacy.load(path, config=...) changes it without rebuilding.
-        self.linker = LinkingPolicy(
-            encoder, index, name=name, vocab=vocab, normalizer=normalizer,
-            resolve_abbreviations=resolve_abbreviations, split_composites=split_composites,
-            k=k, threshold=threshold, nil_id=nil_id,
-            max_entities_per_mention=max_entities_per_mention, cache_size=cache_size,
-            index_level=index_level, index_sources=index_sources,
-            sieve_threshold=sieve_threshold, prior_weight=prior_weight,
-            prior_mode=prior_mode, corpus_margin=corpus_margin, split_margin=split_margin,
-            type_filter=type_filter, id_preference=id_preference, stages=stages)
+        self.linker = LinkingPolicy(encoder, index, name=name, vocab=vocab,
+                                    normalizer=normalizer, stages=stages, **settings)
         install_extensions()
         self.name = name
         self.vocab = vocab
@@ -297,7 +245,7 @@ class BioLinker(Pipe):
         if spelling_map is not None:
             self.normalizer.set_spelling(read_spelling_map(spelling_map))
         if augment:
-            from ..kb.augment import augment_dictionary
+            from .augment import augment_dictionary
 
             make_doc = nlp.make_doc if nlp is not None else util.get_lang_class("en")().make_doc
             dictionary, stats = augment_dictionary(dictionary, augment, self.linker, make_doc,

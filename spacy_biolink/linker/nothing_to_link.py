@@ -6,15 +6,17 @@ bio_linker alone, given raw text, returns docs with no entities and no error. sp
 `nlp.analyze_pipes()` reports the missing `requires` only to a user who asks.
 """
 import warnings
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence, TypeVar
 
 from spacy.language import Language
+from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
 from ..errors import Warnings
 
-if TYPE_CHECKING:
-    from .component import BioLinker
+# The bio_linker pipe (component.py's BioLinker), named by its base class: component.py
+# imports this module, so this one does not import it.
+Linker = TypeVar("Linker", bound=Pipe)
 
 
 class NothingToLinkCheck:
@@ -53,7 +55,7 @@ class NothingToLinkCheck:
         return "doc.ents" if self.spans_key is None else "doc.spans"
 
 
-def checked(nlp: Language, linker: "BioLinker") -> "BioLinker":
+def checked(nlp: Language, linker: Linker) -> Linker:
     """`linker`, watched by a NothingToLinkCheck of the pipeline it is made for."""
     linker.nothing_to_link = NothingToLinkCheck(nlp, linker.name, linker.cfg["spans_key"])
     return linker

@@ -1,5 +1,6 @@
 """Assembling a linking pipeline from a config and a dictionary file (init-linker)."""
 import copy
+import json
 import logging
 import warnings
 from pathlib import Path
@@ -13,6 +14,7 @@ from ..encoders.settings import keeping_config_settings
 from ..errors import BioLinkError, Errors, Warnings
 from ..io.files import check_output_path, clean_leftovers, save_pipeline
 from ..io.util import PathLike
+from .settings import chosen_settings
 
 logger = logging.getLogger(__name__)
 
@@ -32,16 +34,8 @@ pipeline = ["bio_linker"]
 
 [components.bio_linker]
 factory = "bio_linker"
-# chosen on NCBI-disease and BC5CDR-disease dev (BENCHMARKS.md); 0 without augmentation
-prior_weight = 0.005
-# the prior orders the candidates; scores stay cosines (at most 1)
-prior_mode = "order"
-# a corpus alias that does not match exactly must beat the dictionary's names by 0.1:
-# "type 2 diabetes" -> D003924, not "diabetes" (D003920); NCBI-disease dev acc@1 unchanged
-corpus_margin = 0.1
-# each part of a composite must beat the whole by more than float noise to be split
-split_margin = 0.00001
-
+# the settings chosen on dev (linker/settings.py)
+@CHOSEN@
 [initialize]
 
 [initialize.components]
@@ -62,7 +56,8 @@ semantic_types = null
 synonym_scopes = null
 xref_prefixes = null
 code_sources = null
-"""
+""".replace("@CHOSEN@", "".join(f"{key} = {json.dumps(value)}\n"
+                                for key, value in chosen_settings().items()))
 
 # init_linker's dictionary filters: keys of the dictionary loader (load_dictionary.v4).
 DICTIONARY_FILTERS = ("languages", "sources", "suppressed", "semantic_types",
@@ -87,7 +82,7 @@ def load_pipeline_config(config_path: Optional[PathLike] = None,
 
     from catalogue import RegistryError
 
-    from ..cli.overrides import check_overrides
+    from ..io.config_overrides import check_overrides
     from ..io.files import read_config
 
     if config_path is None:
@@ -141,7 +136,7 @@ def _encoder_block(block: Dict, overrides: Optional[Dict]) -> Dict:
     """A saved encoder's [model] block with the caller's components.bio_linker.encoder.*
     overrides on top (e.g. a hybrid's sparse_weight), each checked against that block,
     its defaults filled in, rather than against the default TF-IDF encoder's (E460)."""
-    from ..cli.overrides import check_overrides
+    from ..io.config_overrides import check_overrides
 
     given = {key: value for key, value in (overrides or {}).items()
              if key.startswith(ENCODER_PREFIX)}
@@ -195,6 +190,77 @@ def dictionary_block(base: Dict, *, format: Optional[str] = None,
             "extensions": extensions}
 
 
+def encoder_blocks(encoder: PathLike, linker: Dict, overrides: Optional[Dict]) -> Dict:
+    """What a trained encoder directory (`train --output DIR`) fills in
+    [components.bio_linker]: its [model] block as the encoder and its index block (with
+    the caller's encoder and index overrides on top), the folding it was trained with, and
+    the settings chosen on TF-IDF cosines (prior_weight, corpus_margin, threshold) set to
+    0 where the caller did not give them: its scores have their own scale."""
+    from ..encoders.saved import read_encoder_config, read_encoder_normalizer
+
+    given = set(overrides or {})
+    model_config, encoder_index, _ = read_encoder_config(encoder)
+    index_config = linker["index"] if encoder_index is None else encoder_index
+    if encoder_index is not None and dict(encoder_index) == TRAINED_FLAT_INDEX and \
+            not any(key.startswith(INDEX_PREFIX) for key in given):
+        # The exact index the trainers save searches every name (8 queries/s at 8M
+        # names, BENCHMARKS.md): AutoFaissIndex.v1 is that same flat search below
+        # 1,000,000 names and IVF-SQ8 above. An index setting of the caller's keeps
+        # the encoder's own block (index.kind = "hnsw" applies to it).
+        index_config = {"@misc": "spacy-biolink.AutoFaissIndex.v1"}
+    # Query with the folding the encoder was trained on, unless told otherwise.
+    prefix = "components.bio_linker.normalizer."
+    normalizer = {**linker["normalizer"],
+                  **{key: value for key, value in read_encoder_normalizer(encoder).items()
+                     if prefix + key not in given}}
+    # The annotation prior's weight, the corpus margin and the NIL threshold were chosen
+    # on TF-IDF cosines; a trained encoder's dev scores were taken without them, and
+    # benchmarks/nil_threshold.py picks a threshold on dev for this encoder.
+    untuned = {key: 0.0 for key in ("prior_weight", "corpus_margin", "threshold")
+               if f"components.bio_linker.{key}" not in given}
+    return {"encoder": _encoder_block(model_config, overrides),
+            "index": _index_block(index_config, overrides), "normalizer": normalizer,
+            **untuned}
+
+
+def stage_blocks(*, verifier: Optional[PathLike] = None, verifier_mode: str = "nil",
+                 verifier_threshold: Optional[float] = None,
+                 reranker: Optional[PathLike] = None) -> Tuple[Dict, Dict[str, str]]:
+    """The [components.bio_linker.stages.*] blocks of trained stages (their settings and
+    [model] block, checked as a received model's) and the trained directories
+    [initialize.components.bio_linker.stages] reads their weights from, so config.cfg
+    says what the linker runs."""
+    from ..io.safe_models import check_model_config
+
+    blocks: Dict[str, Dict] = {}
+    trained: Dict[str, str] = {}
+    if verifier is not None:
+        from .stages.verifier import trained_settings
+
+        model_config, stage = trained_settings(verifier, mode=verifier_mode,
+                                               threshold=verifier_threshold)
+        blocks["verifier"] = {"@misc": "spacy-biolink.SiameseVerifierStage.v1", **stage,
+                              "model": model_config}
+        trained["verifier"] = str(verifier)
+    if reranker is not None:
+        from .stages.learned_reranker import is_learned_reranker_dir, stage_block
+
+        if is_learned_reranker_dir(reranker):
+            blocks["reranker"] = stage_block(reranker)
+        else:
+            from .stages.reranker import trained_settings as reranker_settings
+
+            model_config, stage = reranker_settings(reranker)
+            blocks["reranker"] = {"@misc": "spacy-biolink.CrossEncoderRerankerStage.v1",
+                                  **stage, "model": model_config}
+        trained["reranker"] = str(reranker)
+    for name, path in trained.items():
+        if "model" in blocks[name]:
+            role = "verifier" if name == "verifier" else "reranker"
+            check_model_config(blocks[name]["model"], role=role, where=f"{path} [model]")
+    return blocks, trained
+
+
 def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 format: Optional[str] = None, config_path: Optional[PathLike] = None,
                 augment: Sequence[PathLike] = (), spelling_map: Optional[PathLike] = None,
@@ -212,7 +278,7 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         train + dev when the test set is what will be evaluated).
     augment_new_concepts: corpus mention types (e.g. ["Chemical"]) of `augment` whose
         ids the dictionary lacks become concepts of their own, named by their mentions
-        (kb/augment.py), instead of being skipped.
+        (linker/augment.py), instead of being skipped.
     spelling_map: a `wrong||right` file of mention typos (NCBI-disease ships one).
     encoder: a trained encoder directory (`python -m spacy_biolink train --output DIR`);
         its architecture and index blocks replace the config's, its weights are loaded.
@@ -245,7 +311,7 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
 
     if verifier_mode not in MODES:  # before anything is read, with or without --verifier
         raise BioLinkError(Errors.E704.format(value=verifier_mode, options=", ".join(MODES)))
-    from ..kb.readers.dictionaries import BadLines
+    from ..kb.readers.lines import BadLines
 
     BadLines(dictionary, on_bad_line)  # a bad value is refused before anything is read
     if output_dir is not None:
@@ -277,96 +343,28 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         extend_filters=extend_filters)
     if augment_new_concepts:
         initialize["augment_new_concepts"] = list(augment_new_concepts)
-    index_config = linker["index"]
+    given = set(overrides or {})
     if encoder is not None:
-        from ..encoders.saved import MODEL_FILE, read_encoder_config, read_encoder_normalizer
-
-        model_config, encoder_index, _ = read_encoder_config(encoder)
-        linker["encoder"] = _encoder_block(model_config, overrides)
-        if encoder_index is not None:
-            index_config = encoder_index
-        if encoder_index is not None and dict(encoder_index) == TRAINED_FLAT_INDEX and \
-                not any(key.startswith(INDEX_PREFIX) for key in overrides or {}):
-            # The exact index the trainers save searches every name (8 queries/s at 8M
-            # names, BENCHMARKS.md): AutoFaissIndex.v1 is that same flat search below
-            # 1,000,000 names and IVF-SQ8 above. An index setting of the caller's keeps
-            # the encoder's own block (index.kind = "hnsw" applies to it).
-            index_config = {"@misc": "spacy-biolink.AutoFaissIndex.v1"}
-        # Query with the folding the encoder was trained on, unless told otherwise.
-        prefix = "components.bio_linker.normalizer."
-        for key, value in read_encoder_normalizer(encoder).items():
-            if prefix + key not in (overrides or {}):
-                linker["normalizer"][key] = value
-        # The annotation prior's weight was chosen for TF-IDF cosines; a trained
-        # encoder's scores have their own scale, and its dev scores were taken without.
-        if "components.bio_linker.prior_weight" not in (overrides or {}):
-            linker["prior_weight"] = 0.0
-        # The corpus margin too was chosen on TF-IDF cosines.
-        if "components.bio_linker.corpus_margin" not in (overrides or {}):
-            linker["corpus_margin"] = 0.0
-        # Likewise the NIL threshold (0.45 was chosen on TF-IDF cosines): no NIL unless
-        # asked for; benchmarks/nil_threshold.py picks one on dev for this encoder.
-        if "components.bio_linker.threshold" not in (overrides or {}):
-            linker["threshold"] = 0.0
-    if reranker is not None and "components.bio_linker.threshold" not in (overrides or {}):
+        linker.update(encoder_blocks(encoder, linker, overrides))
+    else:
+        linker["index"] = _index_block(linker["index"], overrides)
+    stages, trained_stages = stage_blocks(verifier=verifier, verifier_mode=verifier_mode,
+                                          verifier_threshold=verifier_threshold,
+                                          reranker=reranker)
+    linker["stages"].update(stages)
+    if trained_stages:
+        initialize["stages"] = trained_stages
+    if reranker is not None and "components.bio_linker.threshold" not in given:
         # The config's threshold was chosen for the retriever's scores, not for the
         # reranker's probabilities.
         logger.warning("init-linker: threshold %s was chosen for the retriever's scores, not "
                        "for the reranker's probabilities: set to 0 (no NIL by score). Give "
                        "--components.bio_linker.threshold to choose one.", linker["threshold"])
         linker["threshold"] = 0.0
-    # Trained stages become blocks of the config (their settings) and initialize
-    # arguments (their trained weights), so config.cfg says what the linker runs.
-    trained_stages = {}
-    if verifier is not None:
-        from .stages.verifier import trained_settings
-
-        model_config, stage = trained_settings(verifier, mode=verifier_mode,
-                                               threshold=verifier_threshold)
-        linker["stages"]["verifier"] = {"@misc": "spacy-biolink.SiameseVerifierStage.v1",
-                                        **stage, "model": model_config}
-        trained_stages["verifier"] = str(verifier)
-    if reranker is not None:
-        from .stages.learned_reranker import (FEATURES_V3, is_learned_reranker_dir,
-                                              read_trained, trained_features)
-
-        if is_learned_reranker_dir(reranker):
-            _, stage, _, calibration = read_trained(reranker)
-            # A ranker trained with a dev calibration gets the stage that reads it (v2:
-            # calibrated probabilities, NIL by precision); one trained before, v1; one
-            # over each retriever's own scores (LearnedRerankerTrainer.v2), v3.
-            if trained_features(reranker) == list(FEATURES_V3):
-                stage.pop("nil_threshold", None)
-                linker["stages"]["reranker"] = {"@misc": "spacy-biolink.LearnedReranker.v3",
-                                                **stage}
-            elif calibration is None:
-                stage.pop("nil_precision", None)
-                linker["stages"]["reranker"] = {"@misc": "spacy-biolink.LearnedReranker.v1",
-                                                **stage}
-            else:
-                stage.pop("nil_threshold", None)
-                linker["stages"]["reranker"] = {"@misc": "spacy-biolink.LearnedReranker.v2",
-                                                **stage}
-        else:
-            from .stages.reranker import trained_settings as reranker_settings
-
-            model_config, stage = reranker_settings(reranker)
-            linker["stages"]["reranker"] = {
-                "@misc": "spacy-biolink.CrossEncoderRerankerStage.v1", **stage,
-                "model": model_config}
-        trained_stages["reranker"] = str(reranker)
-    if trained_stages:
-        from ..io.safe_models import check_model_config
-
-        for name, path in trained_stages.items():
-            if "model" in linker["stages"][name]:
-                role = "verifier" if name == "verifier" else "reranker"
-                check_model_config(linker["stages"][name]["model"], role=role,
-                                   where=f"{path} [model]")
-        config["initialize"]["components"]["bio_linker"]["stages"] = trained_stages
-    linker["index"] = _index_block(index_config, overrides)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     if encoder is not None:
+        from ..encoders.saved import MODEL_FILE
+
         try:
             # The config's encoder settings (DIR/encoder.cfg's) are the ones used: the
             # index is built after, from them.

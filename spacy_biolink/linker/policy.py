@@ -20,7 +20,6 @@ from collections import OrderedDict
 import json
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
-import warnings
 
 import numpy
 from scipy import sparse
@@ -36,13 +35,15 @@ from ..index import NameIndex, exact_index_from_state
 from ..io.files import json_text, write_json
 from ..io.util import RELEASE_MEMORY_FROM, read_arrays, release_memory
 from ..index.concepts import Candidates
-from ..io.safe_models import check_index, check_model
+from ..encoders.checks import check_model
+from ..index.sparse import check_index
 from ..text.normalize import MentionNormalizer
-from .retriever import INDEX_SOURCES, Retriever
+from .retriever import Retriever
+from .settings import PIPE_ONLY, SETTINGS, check_settings, defaults, step_settings
 from .stages import Stage, check_stages as _check_stages
 from .stages.abbreviations import Abbreviations
 from .stages.composites import CompositeSplitter
-from .stages.prior import PRIOR_MODES, AnnotationPrior
+from .stages.prior import AnnotationPrior
 from .stages.score_threshold import ScoreThreshold
 from .stages.sieve import CorpusSieve
 from .stages.type_filter import TypeFilter, check_type_filter as _check_type_filter
@@ -52,16 +53,9 @@ from .stages.type_filter import TypeFilter, check_type_filter as _check_type_fil
 MentionLinks = List[Tuple[str, Candidates]]
 
 # The steps every linker has, by the name their config block's stage carries as `step`,
-# and the flat settings each stands for, with the constructor's defaults: a block sets
-# those settings (E175 where a flat setting says otherwise).
-STEP_SETTINGS = {
-    "abbreviations": {"resolve_abbreviations": True},
-    "composites": {"split_composites": True, "split_margin": 0.0},
-    "sieve": {"sieve_threshold": None},
-    "prior": {"prior_weight": 0.0, "prior_mode": "add"},
-    "type_filter": {"type_filter": {}},
-    "nil_rule": {"threshold": 0.45, "max_entities_per_mention": 5},
-}
+# and the flat settings each stands for, with their defaults: a block sets those
+# settings (E175 where a flat setting says otherwise).
+STEP_SETTINGS = step_settings()
 
 
 class Mention:
@@ -102,24 +96,24 @@ class LinkingPolicy:
 
     def __init__(self, encoder: Model, index: NameIndex, *, name: str = "bio_linker",
                  vocab: Optional[Vocab] = None, normalizer: Optional[MentionNormalizer] = None,
-                 resolve_abbreviations: bool = True, split_composites: bool = True,
-                 k: int = 10, threshold: float = 0.45, nil_id: str = "NIL",
-                 max_entities_per_mention: int = 5, cache_size: int = 100000,
-                 index_level: str = "name", index_sources: str = "OD",
-                 sieve_threshold: Optional[float] = None, prior_weight: float = 0.0,
-                 prior_mode: str = "add", corpus_margin: float = 0.0,
-                 split_margin: float = 0.0,
-                 type_filter: Optional[Dict[str, List[str]]] = None,
-                 id_preference: Sequence[str] = ("MESH", "OMIM"),
-                 stages: Optional[Dict[str, "Stage"]] = None):
+                 stages: Optional[Dict[str, "Stage"]] = None, **settings):
+        """settings: the flat settings of linker/settings.py (SETTINGS), each defaulting
+        to its default there; the pipe's own (spans_key, labels) are not the linker's."""
+        known = defaults()
+        unknown = sorted(set(settings) - set(known) | set(settings) & set(PIPE_ONLY))
+        if unknown:
+            raise BioLinkError(Errors.E102.format(
+                key=unknown[0], value=settings[unknown[0]],
+                what=f"one of {sorted(set(known) - set(PIPE_ONLY))}"))
+        values = {**known, **settings}
+        values["type_filter"] = values["type_filter"] or {}
         step_blocks, stages = _split_step_blocks(stages, name)
         flat = _with_step_blocks(name, step_blocks, {
-            "resolve_abbreviations": resolve_abbreviations,
-            "split_composites": split_composites, "split_margin": split_margin,
-            "sieve_threshold": sieve_threshold, "prior_weight": prior_weight,
-            "prior_mode": prior_mode, "type_filter": type_filter or {},
-            "threshold": threshold, "max_entities_per_mention": max_entities_per_mention})
-        self.id_preference = _check_id_preference(id_preference)
+            key: values[key] for key in STEP_SETTINGS_KEYS})
+        self.id_preference = _check_id_preference(values["id_preference"])
+        k, nil_id, cache_size = values["k"], values["nil_id"], values["cache_size"]
+        index_level, index_sources = values["index_level"], values["index_sources"]
+        corpus_margin = values["corpus_margin"]
         self.name = name
         self.vocab = vocab if vocab is not None else Vocab()
         self.cfg: Dict = {
@@ -140,7 +134,7 @@ class LinkingPolicy:
             "corpus_margin": corpus_margin,
             "split_margin": flat["split_margin"],
         }
-        _check_config(**self.cfg)
+        check_settings(self.cfg)
         # Refused before anything is read into them: a received model directory must not
         # be able to name a layer whose state loads by unpickling (safe_models.py).
         check_model(encoder, role="encoder", where=f"{name} encoder")
@@ -200,7 +194,7 @@ class LinkingPolicy:
             _check_type_filter(settings["type_filter"])
             self._type_filter_setting = settings.pop("type_filter") or {}
         checked = {**self.cfg, **settings}
-        _check_config(**{key: checked[key] for key in CONFIG_KEYS})
+        check_settings({key: checked[key] for key in CONFIG_KEYS})
         rebuild = any(key in settings and settings[key] != self.cfg[key]
                       for key in INDEX_SETTINGS)
         self.cfg.update(settings)
@@ -590,7 +584,7 @@ class LinkingPolicy:
         checked = {key: saved[key] if key in saved else value for key, value in self.cfg.items()
                    if key in CONFIG_KEYS}
         try:
-            _check_config(**checked)
+            check_settings(checked)
         except BioLinkError as err:
             raise BioLinkError(Errors.E123.format(where=where, error=err)) from None
         initialized = saved.get("initialized", False)
@@ -868,66 +862,11 @@ def _check_threshold(threshold: float, encoder: Model, prior_max: Optional[float
             value=threshold, similarity=encoder.attrs.get("similarity"), name=encoder.name,
             lo=round(lo, 6), hi=round(hi, 6)))
 
-# Settings (config.cfg) checked by _check_config; the saved cfg's copies are checked too.
-CONFIG_KEYS = ("k", "threshold", "max_entities_per_mention", "cache_size", "nil_id",
-               "index_level", "index_sources", "sieve_threshold", "prior_weight", "prior_mode",
-               "corpus_margin", "split_margin")
+# Settings (config.cfg) with a check (settings.py); the saved cfg's copies are checked too.
+CONFIG_KEYS = tuple(s.name for s in SETTINGS if s.check is not None and s.name != "id_preference")
 # Settings the saved index was built for: a config that changes them needs a rebuild.
 INDEX_SETTINGS = ("index_level", "index_sources")
-
-
-def _check_config(**values) -> None:
-    if not isinstance(values["k"], int) or values["k"] < 1:
-        raise BioLinkError(Errors.E102.format(key="k", what="an integer >= 1", value=values["k"]))
-    m = values["max_entities_per_mention"]
-    if not isinstance(m, int) or m < 1:
-        raise BioLinkError(Errors.E102.format(key="max_entities_per_mention",
-                                              what="an integer >= 1", value=m))
-    if not isinstance(values["threshold"], (int, float)):
-        raise BioLinkError(Errors.E102.format(key="threshold", what="a number",
-                                              value=values["threshold"]))
-    if not isinstance(values["cache_size"], int) or values["cache_size"] < 0:
-        raise BioLinkError(Errors.E102.format(key="cache_size", what="an integer >= 0",
-                                              value=values["cache_size"]))
-    if values["index_sources"] not in INDEX_SOURCES:
-        raise BioLinkError(Errors.E102.format(
-            key="index_sources", value=values["index_sources"],
-            what='"O" (the dictionary\'s names), "D" (corpus mentions added by augment or '
-                 'add_names) or "OD" (both)'))
-    sieve = values["sieve_threshold"]
-    if sieve is not None and (isinstance(sieve, bool) or not isinstance(sieve, (int, float))
-                              or not -1.0 <= sieve <= 1.0):
-        raise BioLinkError(Errors.E102.format(
-            key="sieve_threshold", value=sieve,
-            what="null (no sieve) or a cosine in [-1, 1] that a mention's best D name must "
-                 "reach to be answered from the D names (Triplet-Search uses 0.95)"))
-    prior = values["prior_weight"]
-    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or prior < 0:
-        raise BioLinkError(Errors.E102.format(
-            key="prior_weight", value=prior,
-            what="a number >= 0 (0: no annotation prior; init-linker's default is 0.005)"))
-    if values["prior_mode"] not in PRIOR_MODES:
-        raise BioLinkError(Errors.E102.format(
-            key="prior_mode", value=values["prior_mode"],
-            what='"add" (the prior is added to the score, as released) or "order" (it only '
-                 'orders the candidates; the score stays the similarity)'))
-    margin = values["corpus_margin"]
-    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin <= 1:
-        raise BioLinkError(Errors.E102.format(
-            key="corpus_margin", value=margin,
-            what="a number in [0, 1] taken off the score of a corpus-only name that does not "
-                 "match exactly (0: none; init-linker's default is 0.1)"))
-    split = values["split_margin"]
-    if isinstance(split, bool) or not isinstance(split, (int, float)) or not 0 <= split <= 1:
-        raise BioLinkError(Errors.E102.format(
-            key="split_margin", value=split,
-            what="a number in [0, 1] by which each part of a composite must beat the whole "
-                 "to be split (0: any gain; init-linker's default is 0.00001, float noise)"))
-    if values["index_level"] not in ("name", "concept"):
-        raise BioLinkError(Errors.E102.format(key="index_level", what='"name" or "concept"',
-                                              value=values["index_level"]))
-    if not isinstance(values["nil_id"], str):
-        raise BioLinkError(Errors.E102.format(key="nil_id", what="a string", value=values["nil_id"]))
+STEP_SETTINGS_KEYS = tuple(key for block in STEP_SETTINGS.values() for key in block)
 
 
 def _check_id_preference(value) -> Tuple[str, ...]:

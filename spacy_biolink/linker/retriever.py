@@ -10,10 +10,10 @@ import numpy
 from scipy import sparse
 from thinc.api import Model
 
+from ..encoders.tfidf import additive_vectorizer
 from ..errors import BioLinkError, Errors
 from ..index import NameIndex
 from ..index.concepts import concept_vectors, search_concept_index, search_concepts
-from ..index.word_postings import additive_vectorizer
 from ..io.progress import progress_bar
 from ..io.util import release_memory
 from ..kb.dictionary import SOURCE_DATA, SOURCE_ONTOLOGY, ConceptDictionary

@@ -16,7 +16,7 @@ Nothing here knows about encoders or indexes: a worker only loads a pipeline and
 Shards rather than batches of documents are scheduled because a shard's output must be
 written by one process to be renamed atomically; corpora such as PubMed's baseline come in
 many shards (1,200 files of 30,000 abstracts), and `split` cuts one big file into shards
-(see the README).
+(see docs/ray.md).
 
 Every node must see INPUT, OUTPUT and the model directory at the same paths (a shared file
 system) and have spacy-biolink installed.

@@ -21,5 +21,5 @@ def build_bio_tokenizer():
     """Registered `spacy-biolink.BioTokenizer.v1` (`[nlp.tokenizer]`): spaCy's tokenizer
     with splits at brackets, hyphens, '+' and slashes inside chemical names
     (text/bio_tokenizer.py)."""
-    from ..text.bio_tokenizer import create_bio_tokenizer
+    from .bio_tokenizer import create_bio_tokenizer
     return create_bio_tokenizer()

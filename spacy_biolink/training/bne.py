@@ -27,7 +27,7 @@ from ..encoders.torch_wrapper import torch_module
 from ..errors import BioLinkError, Errors
 from ..evaluation.synonym_retrieval import SPLIT_FILE, TRAIN, SynonymSplit
 from ..io.files import make_dir
-from .wordvectors import WordVectors
+from ..encoders.wordvectors import WordVectors
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import MentionPairs, corpus_mention_pairs, dictionary_name_pairs, read_dictionary
 from .dev import augmented_for_dev, dev_accuracy

@@ -44,7 +44,7 @@ from ..errors import BioLinkError, Errors
 from ..evaluation.synonym_retrieval import (SPLIT_FILE, TRAIN, VALIDATION, SynonymSplit,
                                             concept_prototypes, make_split, ranking_metrics)
 from ..text.normalize import MentionNormalizer
-from .wordvectors import WordVectors
+from ..encoders.wordvectors import WordVectors
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import corpus_mention_pairs, read_dictionary
 from .log import TrainingLog

@@ -2,7 +2,7 @@
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
-from ..kb.augment import AugmentStats, gold_name_pairs
+from ..linker.augment import AugmentStats, gold_name_pairs
 from ..kb.dictionary import ConceptDictionary
 from ..errors import BioLinkError, Errors
 from ..kb.readers import load_dictionary

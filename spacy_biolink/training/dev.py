@@ -48,7 +48,7 @@ def augmented_for_dev(dictionary: ConceptDictionary, augment: Sequence[PathLike]
     import spacy
 
     from ..encoders.saved import TRAINING_NORMALIZER
-    from ..kb.augment import augment_dictionary
+    from ..linker.augment import augment_dictionary
 
     nlp = spacy.blank("en")
     config = {"normalizer": dict(TRAINING_NORMALIZER), **(linker_config or {})}

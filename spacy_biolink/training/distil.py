@@ -25,6 +25,7 @@ import numpy
 
 from ..errors import BioLinkError, Errors
 from ..io.files import atomic_file
+from .samplers import concept_batches
 
 logger = logging.getLogger("spacy_biolink")
 
@@ -150,8 +151,6 @@ def distil_batches(n_texts: int, neighbours: numpy.ndarray, batch_size: int,
     each seed's neighbours (rows of `neighbours`, name indices = text indices) not yet in
     the batch, up to `batch_size` texts. A text already in this pass is not a seed again:
     the alignment phase's batching (`concept_batches`) with texts for concepts."""
-    from .fast import concept_batches
-
     return concept_batches(numpy.arange(n_texts), neighbours, batch_size, hard, rng)
 
 

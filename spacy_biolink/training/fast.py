@@ -26,7 +26,7 @@ import logging
 import resource
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -38,6 +38,7 @@ from ..text.normalize import MentionNormalizer
 from .data import corpus_mention_pairs, dictionary_name_pairs, read_dictionary
 from .log import TrainingLog
 from .run import require_path
+from .samplers import concept_batches
 
 logger = logging.getLogger("spacy_biolink")
 
@@ -506,36 +507,6 @@ def _groups(concepts: numpy.ndarray) -> Dict[int, numpy.ndarray]:
     order = numpy.argsort(concepts, kind="stable")
     bounds = numpy.flatnonzero(numpy.diff(concepts[order])) + 1
     return {int(concepts[g[0]]): g for g in numpy.split(order, bounds) if len(g)}
-
-
-def concept_batches(seeds: numpy.ndarray, neighbours: Union[Dict[int, List[int]], numpy.ndarray],
-                    concepts_per_batch: int, hard_concepts: int,
-                    rng: numpy.random.Generator) -> List[List[int]]:
-    """One pass over `seeds` in random order: each batch holds a seed and up to
-    `hard_concepts` of its mined neighbours (not already in the batch), until it has
-    `concepts_per_batch` concepts. A seed already trained in this pass as someone's
-    neighbour is skipped, so a pass costs about one step per concept, not 1 + hard_concepts.
-    Neighbours need not be seeds (phase 2 seeds are the training mentions' concepts; their
-    neighbours may be any concept). `neighbours` maps a seed to its list, or is a 2-D array
-    with a row per seed id (the distil recipe's nearest names)."""
-    batches, batch, members, seen = [], [], set(), set()
-    for seed in rng.permutation(seeds).tolist():
-        if seed in seen:
-            continue
-        mined = (neighbours[seed, :hard_concepts].tolist() if isinstance(neighbours, numpy.ndarray)
-                 else neighbours.get(seed, [])[:hard_concepts])
-        for c in [seed] + list(mined):
-            if c not in members:
-                batch.append(c)
-                members.add(c)
-                seen.add(c)
-            if len(batch) >= concepts_per_batch:
-                batches.append(batch)
-                batch, members = [], set()
-                break
-    if len(batch) > 1:
-        batches.append(batch)
-    return batches
 
 
 def _concept_means(rows, concepts: numpy.ndarray, n: int):

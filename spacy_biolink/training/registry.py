@@ -15,7 +15,7 @@ def build_biosyn_trainer(max_epochs: int = 10, batch_size: int = 16, learning_ra
     (marginal likelihood over the top-k candidates of both)."""
     # deduplicate defaults to off so that a config written without it trains as before;
     # configs/biosyn.cfg turns it on, as BioSyn's code does.
-    from ..training.biosyn import BioSynTrainer
+    from .biosyn import BioSynTrainer
 
     return BioSynTrainer(max_epochs=max_epochs, batch_size=batch_size,
                          learning_rate=learning_rate, sparse_learning_rate=sparse_learning_rate,
@@ -34,7 +34,7 @@ def build_triplet_trainer(max_epochs: int = 3, concepts_per_batch: int = 16,
                           max_concepts: int = 0):
     """Registered `spacy-biolink.TripletTrainer.v1`: fine-tunes an encoder with a triplet loss
     over batches of concepts with several names each."""
-    from ..training.triplet import TripletTrainer
+    from .triplet import TripletTrainer
 
     return TripletTrainer(max_epochs=max_epochs, concepts_per_batch=concepts_per_batch,
                           names_per_concept=names_per_concept, learning_rate=learning_rate,
@@ -50,7 +50,7 @@ def build_bne_trainer(max_epochs: int = 30, steps_per_epoch: int = 0, batch_size
                       dev_augment_train: bool = True, max_minutes: float = 0.0):
     """Registered `spacy-biolink.BneTrainer.v1`: trains a BNE name encoder on synonym, concept
     and context losses, stopping after `patience` epochs without dev improvement."""
-    from ..training.bne import BneTrainer
+    from .bne import BneTrainer
 
     return BneTrainer(max_epochs=max_epochs, steps_per_epoch=steps_per_epoch,
                       batch_size=batch_size, learning_rate=learning_rate, grad_clip=grad_clip,
@@ -71,7 +71,7 @@ def build_cross_encoder_trainer(max_epochs: int = 1, k: int = 8, batch_size: int
     """Trains a CrossEncoderReranker on the retriever's top-k candidates of the train
     corpus' mentions (listwise loss); see training/rerank.py."""
     settings = dict(locals())
-    from ..training.rerank import CrossEncoderTrainer
+    from .rerank import CrossEncoderTrainer
 
     return CrossEncoderTrainer(**settings)
 
@@ -91,7 +91,7 @@ def build_siamese_trainer_v3(max_epochs: int = 20, batch_size: int = 256,
     """v2 plus seed 004's token-vector extraction for subword input: `extraction` ("none",
     "input", "last", "last4") and `occurrence` ("avg", "first", "last") from [paths]
     backbone over at most `max_contexts` training names; see encoders/token_embeddings.py."""
-    from ..training.siamese import SiameseTrainer
+    from .siamese import SiameseTrainer
 
     return SiameseTrainer(max_epochs=max_epochs, batch_size=batch_size,
                           learning_rate=learning_rate, dev_fraction=dev_fraction,
@@ -124,7 +124,7 @@ def build_dan_trainer(max_epochs: int = 50, batch_size: int = 64, learning_rate:
     triplet_hinge: "batch" (the authors' code, the default) or "triplet" (the paper's
     Equation 3). torch_threads: torch's intra-op threads while training (0, the default
     and the behaviour before it was added: torch's own; configs/dan.cfg sets 1)."""
-    from ..training.dan import DanTrainer
+    from .dan import DanTrainer
 
     return DanTrainer(max_epochs=max_epochs, batch_size=batch_size,
                       learning_rate=learning_rate, margin=margin, n_nearest=n_nearest,
@@ -148,7 +148,7 @@ def build_learned_reranker_trainer_v2(k: int = 20, num_leaves: int = 15,
     """Registered `spacy-biolink.LearnedRerankerTrainer.v2`: v1's training of a ranker
     for `LearnedReranker.v3` (FEATURES_V3: each retriever's own score and rank, the
     mention text's annotations), learning rate 0.15 by default."""
-    from ..training.learned_rerank import LearnedRerankerTrainer
+    from .learned_rerank import LearnedRerankerTrainer
 
     return LearnedRerankerTrainer(k=k, num_leaves=num_leaves, learning_rate=learning_rate,
                                   max_rounds=max_rounds,
@@ -175,7 +175,7 @@ def build_fast_encoder_trainer_v3(recipe: str = "auto", align_epochs: int = 3,
     """Registered `spacy-biolink.FastEncoderTrainer.v3`: v2's recipes, and corpus_objective
     "hybrid" (its default): the corpus epochs train on the score the hybrid links with,
     dense + w * TF-IDF, w learned beside the encoder (training/fast.py)."""
-    from ..training.fast import FastEncoderTrainerV3
+    from .fast import FastEncoderTrainerV3
 
     return FastEncoderTrainerV3(
         recipe=recipe, align_epochs=align_epochs, corpus_epochs=corpus_epochs,

@@ -32,7 +32,7 @@ def train_from_config(config_path: PathLike, output_dir: PathLike, *,
     """Train an encoder as the config file's [training] block says and return the saved meta.
     `overrides` (e.g. {"paths.train": ...}) are checked against the config; a missing file,
     bad override or config without [training] raises BioLinkError."""
-    from ..cli.overrides import check_overrides, fill_function_blocks
+    from ..io.config_overrides import check_overrides, fill_function_blocks
     from ..io.files import read_config
 
     config_path = Path(config_path)

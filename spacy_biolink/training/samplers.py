@@ -1,4 +1,8 @@
-"""Negative sampling for triplet losses over a fixed set of training names."""
+"""Sampling over a fixed set of training names: negatives for triplet losses, and batches
+of concepts beside their hard neighbours (the fast encoder's alignment phase, the distil
+recipe)."""
+from typing import Dict, List, Union
+
 import numpy
 
 
@@ -44,3 +48,33 @@ def distance_weighted_negatives(embeddings: numpy.ndarray, concepts: numpy.ndarr
         candidates = numpy.flatnonzero(concepts != concepts[i])
         negatives[i] = candidates[rng.integers(len(candidates))]
     return negatives
+
+
+def concept_batches(seeds: numpy.ndarray, neighbours: Union[Dict[int, List[int]], numpy.ndarray],
+                    concepts_per_batch: int, hard_concepts: int,
+                    rng: numpy.random.Generator) -> List[List[int]]:
+    """One pass over `seeds` in random order: each batch holds a seed and up to
+    `hard_concepts` of its mined neighbours (not already in the batch), until it has
+    `concepts_per_batch` concepts. A seed already trained in this pass as someone's
+    neighbour is skipped, so a pass costs about one step per concept, not 1 + hard_concepts.
+    Neighbours need not be seeds (phase 2 seeds are the training mentions' concepts; their
+    neighbours may be any concept). `neighbours` maps a seed to its list, or is a 2-D array
+    with a row per seed id (the distil recipe's nearest names)."""
+    batches, batch, members, seen = [], [], set(), set()
+    for seed in rng.permutation(seeds).tolist():
+        if seed in seen:
+            continue
+        mined = (neighbours[seed, :hard_concepts].tolist() if isinstance(neighbours, numpy.ndarray)
+                 else neighbours.get(seed, [])[:hard_concepts])
+        for c in [seed] + list(mined):
+            if c not in members:
+                batch.append(c)
+                members.add(c)
+                seen.add(c)
+            if len(batch) >= concepts_per_batch:
+                batches.append(batch)
+                batch, members = [], set()
+                break
+    if len(batch) > 1:
+        batches.append(batch)
+    return batches

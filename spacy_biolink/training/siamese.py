@@ -1,7 +1,7 @@
 """Training the Siamese synonymy verifier (seed 004) on dictionary name pairs and,
 optionally, corpus mention-vs-name pairs.
 
-Pairs come from training/pairs.py (concepts split into train/dev/test). Binary
+Pairs come from evaluation/name_pairs.py (concepts split into train/dev/test). Binary
 cross-entropy on p = exp(-L1), Adam; the epoch with the best dev AUC is kept, and the
 decision threshold is the dev precision-recall point of maximal F1. Test pairs (held-out
 concepts) are scored once, at the end, at 0.5 and at that threshold.
@@ -37,13 +37,14 @@ from ..kb.dictionary import ConceptDictionary
 from ..encoders.saved import save_encoder
 from ..encoders.siamese import N_RESERVED, WordVocab, pair_inputs
 from ..errors import BioLinkError, Errors
+from ..evaluation.name_pairs import (PairSet, concept_names_by_split, dictionary_pairs,
+                                     split_concepts)
 from ..evaluation.pair_scores import best_f1_threshold, evaluate_pairs
-from .wordvectors import WordVectors, tokenize
+from ..encoders.wordvectors import WordVectors, tokenize
 from .checkpoints import load_checkpoint, restore_rng_states, rng_states, save_checkpoint
 from .data import read_dictionary
 from .log import TrainingLog
-from .pairs import (LinkedMentions, PairSet, concept_names_by_split, corpus_training_pairs,
-                    dictionary_pairs, held_out_mentions, split_concepts)
+from .pairs import LinkedMentions, corpus_training_pairs, held_out_mentions
 from .run import require_path
 
 logger = logging.getLogger("spacy_biolink")

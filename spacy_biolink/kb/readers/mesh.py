@@ -34,7 +34,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 from ..dictionary import Concept
 from ...errors import BioLinkError, Errors, Warnings
 from ...io.util import PathLike
-from .dictionaries import BadLines, _lines, _malformed
+from .lines import BadLines, _lines, _malformed
 
 logger = logging.getLogger(__name__)
 

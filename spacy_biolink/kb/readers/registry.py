@@ -28,8 +28,8 @@ def build_dictionary_loader_v4(path: Optional[PathLike], format: Optional[str] =
     mesh_supplementary, more MeSH files read with `path` (the supplementary records beside
     the descriptors; null: none). A bad branch is refused here, when the config is
     resolved."""
-    from ...kb.readers.dictionaries import BadLines
-    from ...kb.readers.mesh import check_branches
+    from .lines import BadLines
+    from .mesh import check_branches
 
     BadLines(str(path), on_bad_line)
     check_branches(mesh_branches)
@@ -56,7 +56,7 @@ def build_extended_dictionary_loader(base: Callable[[], ConceptDictionary],
     (each a dictionary loader block, e.g. load_dictionary.v4 over MeSH 2024 C + F03
     beside MEDIC): an extension concept sharing an id with a concept adds its names to
     it, one sharing none joins as a new concept (kb/extend.py)."""
-    from ...kb.extend import extend_dictionary
+    from ..extend import extend_dictionary
 
     def load() -> ConceptDictionary:
         dictionary = base()

@@ -12,6 +12,7 @@ from typing import List, Optional, Tuple
 
 from ...errors import BioLinkError, Errors
 from ...io.util import PathLike
+from .lines import BadLines, _lines
 
 # Lines looked at: enough to get past a CTD or OBO header, few enough to be instant.
 SNIFF_LINES = 40
@@ -85,8 +86,6 @@ def sniff_lines(lines: List[str]) -> Tuple[Optional[str], str]:
 def head_lines(path: PathLike, n: int = SNIFF_LINES) -> List[str]:
     """The first `n` non-blank lines of `path` (compressed files too), without a leading BOM,
     for guessing the file's format."""
-    from .dictionaries import BadLines, _lines
-
     # Lines with a control character are passed over here: the reader reports them (or
     # skips them, with on_bad_line "skip"); the format shows in the others.
     lines = [line for _, line in islice(_lines(Path(path), BadLines(path, "skip")), n)]

@@ -20,6 +20,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple
 from ..dictionary import ID_SEPARATOR, Concept
 from ...errors import BioLinkError, Errors
 from ...io.util import PathLike
+from .lines import _lines, _malformed
 
 MRCONSO_COLUMNS = 18
 # C0/C1 controls and the BOM: never part of a concept id or name (a BOM mid-file is a
@@ -71,8 +72,6 @@ def find_rrf(directory: Path, table: str) -> Optional[Path]:
 
 def _rrf_rows(path: Path, n_columns: int, fmt: str) -> Iterator[Tuple[int, List[str]]]:
     """(line number, columns) of an RRF file, checking the column count and CUI order."""
-    from .dictionaries import _lines, _malformed
-
     previous = ""
     for line_no, line in _lines(path):
         cols = line.split("|")
@@ -157,8 +156,6 @@ def read_umls(path: PathLike, *, languages: Optional[Iterable[str]] = ("ENG",),
         return Concept([cui] + [c for c in codes if c != cui], ordered,
                        type=ID_SEPARATOR.join(dict.fromkeys(tuis)),
                        definition=definition)
-
-    from .dictionaries import _malformed
 
     current, names, preferred, codes = None, {}, None, {}
     for line_no, cols in _rrf_rows(mrconso, MRCONSO_COLUMNS, "umls (MRCONSO.RRF)"):

@@ -16,7 +16,7 @@ class CompositeSplitter:
 
     step = "composites"
 
-    def __init__(self, enabled: bool = True, margin: float = 0.0):
+    def __init__(self, enabled: bool, margin: float):
         self.enabled = enabled
         # 0 (as released) lets float noise (1.0 vs 0.99999988 for two exact names) split
         # "hereditary breast and ovarian cancer"; init-linker sets a small margin.

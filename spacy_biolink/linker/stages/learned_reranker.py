@@ -790,3 +790,19 @@ def trained_features(path: PathLike) -> List[str]:
 def is_learned_reranker_dir(path: PathLike) -> bool:
     """Whether `path` holds a trained learned reranker (not a cross-encoder)."""
     return (Path(path) / SETTINGS_FILE).is_file()
+
+
+def stage_block(path: PathLike) -> Dict:
+    """The stage block that reads a trained learned-reranker directory: the current
+    LearnedReranker over the features it was trained on (LearnedRerankerTrainer.v2's).
+    A ranker trained by a superseded trainer gets the superseded stage that reads it
+    (spacy_biolink/legacy/stages.py): v2 where it has a dev calibration, else v1."""
+    _, stage, _, calibration = read_trained(path)
+    if trained_features(path) == list(FEATURES_V3):
+        stage.pop("nil_threshold", None)
+        return {"@misc": "spacy-biolink.LearnedReranker.v3", **stage}
+    if calibration is None:
+        stage.pop("nil_precision", None)
+        return {"@misc": "spacy-biolink.LearnedReranker.v1", **stage}
+    stage.pop("nil_threshold", None)
+    return {"@misc": "spacy-biolink.LearnedReranker.v2", **stage}

@@ -8,9 +8,6 @@ from typing import Dict, Optional
 import numpy
 
 
-PRIOR_MODES = ("add", "order")
-
-
 class AnnotationPrior:
     """A concept's k-best score gains `weight * ln(1 + n)`, n = how often the augmenting
     corpora annotated it. mode "add": the boosted score is the score (kb_ents may pass 1;
@@ -19,7 +16,7 @@ class AnnotationPrior:
 
     step = "prior"
 
-    def __init__(self, weight: float = 0.0, mode: str = "add"):
+    def __init__(self, weight: float, mode: str):
         self.weight = weight
         self.mode = mode
         # weight * ln(1 + annotations) per concept once a dictionary is adopted; None

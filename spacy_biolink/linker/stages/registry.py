@@ -6,41 +6,47 @@ from typing import Dict, List, Optional
 
 from spacy.util import registry
 
+from ..settings import chosen
+
 
 @registry.misc("spacy-biolink.Abbreviations.v1")
-def build_abbreviations_step(enabled: bool = True):
+def build_abbreviations_step(enabled: bool = chosen("resolve_abbreviations")):
     """Registered `spacy-biolink.Abbreviations.v1`: a mention that is a short form its
     document defines is linked as its long form (linker/stages/abbreviations.py)."""
-    from ...linker.stages.abbreviations import Abbreviations
+    from .abbreviations import Abbreviations
 
     return Abbreviations(enabled)
 
 
 @registry.misc("spacy-biolink.CompositeSplitter.v1")
-def build_composite_splitter(enabled: bool = True, margin: float = 0.00001):
+def build_composite_splitter(enabled: bool = chosen("split_composites"),
+                             margin: float = chosen("split_margin")):
     """Registered `spacy-biolink.CompositeSplitter.v1`: coordinated mentions ("breast and
     ovarian cancer") are searched as their parts too, and split where each part beats the
     whole by more than `margin` and they name different concepts."""
-    from ...linker.stages.composites import CompositeSplitter
+    from .composites import CompositeSplitter
 
     return CompositeSplitter(enabled, margin)
 
 
+# The flat sieve_threshold defaults to null (no sieve); a sieve block is written to have
+# one, so its threshold defaults to Triplet-Search's.
 @registry.misc("spacy-biolink.CorpusSieve.v1")
 def build_corpus_sieve(threshold: float = 0.95):
     """Registered `spacy-biolink.CorpusSieve.v1`: a mention whose best corpus name scores
     at least `threshold` is answered from the corpus names alone (Triplet-Search's sieve)."""
-    from ...linker.stages.sieve import CorpusSieve
+    from .sieve import CorpusSieve
 
     return CorpusSieve(threshold)
 
 
 @registry.misc("spacy-biolink.AnnotationPrior.v1")
-def build_annotation_prior(weight: float = 0.005, mode: str = "order"):
+def build_annotation_prior(weight: float = chosen("prior_weight"),
+                           mode: str = chosen("prior_mode")):
     """Registered `spacy-biolink.AnnotationPrior.v1`: near ties go to the concept the
     corpora annotated most (`weight * ln(1 + n)`); mode "order" only orders the k best,
     "add" adds the boost to the score."""
-    from ...linker.stages.prior import AnnotationPrior
+    from .prior import AnnotationPrior
 
     return AnnotationPrior(weight, mode)
 
@@ -50,17 +56,18 @@ def build_type_filter(types: Dict[str, List[str]]):
     """Registered `spacy-biolink.TypeFilter.v1`: span label -> allowed types (the
     dictionary's own, or UMLS semantic groups such as "DISO"); labels not listed are not
     filtered."""
-    from ...linker.stages.type_filter import TypeFilter
+    from .type_filter import TypeFilter
 
     return TypeFilter(types)
 
 
 @registry.misc("spacy-biolink.ScoreThreshold.v1")
-def build_score_threshold(threshold: float = 0.45, max_entities_per_mention: int = 5):
+def build_score_threshold(threshold: float = chosen("threshold"),
+                          max_entities_per_mention: int = chosen("max_entities_per_mention")):
     """Registered `spacy-biolink.ScoreThreshold.v1`: the NIL rule by score; candidates at or
     above `threshold` go to kb_ents (at most `max_entities_per_mention`), a mention with
     none is NIL."""
-    from ...linker.stages.score_threshold import ScoreThreshold
+    from .score_threshold import ScoreThreshold
 
     return ScoreThreshold(threshold, max_entities_per_mention)
 
@@ -76,8 +83,8 @@ def build_siamese_verifier_stage(model, mode: str = "nil", threshold: float = 0.
     rejected top candidate makes the mention NIL) or "next" (try the next, up to
     max_tries); rule "verifier" (p < threshold), "either" (or score < score_threshold)
     or "combined" (weights [w_p, w_s, bias])."""
-    from ...io.safe_models import check_model
-    from ...linker.stages.verifier import CandidateVerifier
+    from ...encoders.checks import check_model
+    from .verifier import CandidateVerifier
 
     check_model(model, role="verifier", where="bio_linker verifier stage")
     return CandidateVerifier(model, threshold, mode, max_tries, rule=rule,
@@ -91,8 +98,8 @@ def build_cross_encoder_reranker_stage(model, k: int = 10, temperature: float = 
     that reorders each mention's k best candidates read in its sentence (`context_chars`
     each side); scores become probabilities at `temperature`. `model` is its
     `CrossEncoderReranker` architecture block (the weights travel with the pipeline)."""
-    from ...io.safe_models import check_model
-    from ...linker.stages.reranker import Reranker
+    from ...encoders.checks import check_model
+    from .reranker import Reranker
 
     check_model(model, role="reranker", where="bio_linker reranker stage")
     return Reranker(model, k=k, temperature=temperature, context_chars=context_chars,
@@ -108,7 +115,7 @@ def build_learned_reranker_v3(k: int = 20, temperature: float = 1.0,
     where the first stage is a hybrid) and how often the corpus annotations gave the
     mention's exact text the candidate. Needs a model trained by
     `spacy-biolink.LearnedRerankerTrainer.v2`."""
-    from ...linker.stages.learned_reranker import LearnedReranker
+    from .learned_reranker import LearnedReranker
 
     return LearnedReranker(k=k, temperature=temperature, calibrated=True,
                            nil_precision=nil_precision, retriever_features=True)

@@ -290,7 +290,8 @@ class Reranker(Stage):
                ) -> "Reranker":
         from spacy.util import registry
 
-        from ...io.safe_models import check_model, check_model_config
+        from ...encoders.checks import check_model
+        from ...io.safe_models import check_model_config
 
         check_model_config(model_config, role="reranker", where=f"{where} [model]")
         model = registry.resolve({"model": model_config})["model"]

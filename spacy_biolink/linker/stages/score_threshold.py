@@ -11,7 +11,7 @@ class ScoreThreshold:
 
     step = "nil_rule"
 
-    def __init__(self, threshold: float = 0.45, max_entities_per_mention: int = 5):
+    def __init__(self, threshold: float, max_entities_per_mention: int):
         self.threshold = threshold
         self.max_entities_per_mention = max_entities_per_mention
 

@@ -166,7 +166,8 @@ class CandidateVerifier(Stage):
         from spacy import util
         from thinc.api import Config
 
-        from ...io.safe_models import check_model, check_model_config
+        from ...encoders.checks import check_model
+        from ...io.safe_models import check_model_config
 
         msg = srsly.msgpack_loads(data)
         model_config = dict(Config().from_str(msg["model_config"], interpolate=False)["model"])

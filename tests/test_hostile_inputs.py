@@ -1,6 +1,6 @@
-"""Issue 36, second round of hardening: inputs that hang, blow up memory, or are read
-silently wrong. Each test fails on the code before the fix; sizes are small but still
-show the bound (a timing with a generous limit, or memory measured with tracemalloc)."""
+"""Inputs that would hang, blow up memory, or be read silently wrong. Each test fails on
+the code before the fix; sizes are small but still show the bound (a timing with a
+generous limit, or memory measured with tracemalloc)."""
 import gzip
 import os
 import subprocess

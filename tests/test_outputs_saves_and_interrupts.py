@@ -1,4 +1,4 @@
-"""Issue 36, second round of hardening: nothing lost, no traceback.
+"""Nothing lost, no traceback: outputs, saves, interrupts and misuse.
 
 - An output that is one of the command's inputs, and --force on a directory holding them,
   are refused before any work (every command, through cli/app.py's fail_cleanly).
@@ -313,7 +313,8 @@ def test_a_kill_anywhere_in_save_pipeline_leaves_old_or_new(tmp_path, exchange, 
 
 
 def test_init_linker_saves_through_save_pipeline(tmp_path, monkeypatch):
-    from spacy_biolink.linker import assemble, pipeline
+    from spacy_biolink.linker import pipeline
+    from spacy_biolink.runners import assemble
 
     calls = []
     real = files.save_pipeline

@@ -14,8 +14,8 @@ from spacy.tokens import Doc
 
 from ..corpora.pubtator import read_pubtator
 from ..errors import Warnings
-from .dictionary import ConceptDictionary
-from .ids import split_gold_id_parts
+from ..kb.dictionary import ConceptDictionary
+from ..kb.ids import split_gold_id_parts
 from ..text.composites import split_composite
 from ..io.util import PathLike
 
@@ -100,7 +100,7 @@ def gold_name_triples(dictionary: ConceptDictionary, corpora: Sequence[PathLike]
                       ) -> Tuple[List[Tuple[str, str, str]], AugmentStats]:
     """gold_name_pairs' pairs, each with the corpus type of the mention it came from
     (name, id, type)."""
-    from ..linker.policy import Mention
+    from .policy import Mention
 
     stats = AugmentStats()
     pairs: List[Tuple[str, str, str]] = []

@@ -9,8 +9,8 @@ import spacy
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation.search_recall import tie_aware_recall
 from spacy_biolink.index import SparseIndex
-from spacy_biolink.registry import build_auto_sparse_index_v4 as auto_v4
-from spacy_biolink.registry import build_auto_sparse_index_v5 as auto_v5
+from spacy_biolink.legacy.index import build_auto_sparse_index_v4 as auto_v4
+from spacy_biolink.legacy.index import build_auto_sparse_index_v5 as auto_v5
 
 from .conftest import doc_with_ents, make_linker_nlp
 from .test_word_index import names_and_queries

@@ -11,9 +11,9 @@ from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation.search_recall import tie_aware_recall
 from spacy_biolink.index import SparseIndex, WordCandidates
 from spacy_biolink.index.word_kernels import word_cosines, word_cosines_pruned
-from spacy_biolink.registry import build_auto_sparse_index_v4 as auto_v4
-from spacy_biolink.registry import build_word_sparse_index as word_v1
-from spacy_biolink.registry import build_word_sparse_index_v2 as word_v2
+from spacy_biolink.legacy.index import build_auto_sparse_index_v4 as auto_v4
+from spacy_biolink.legacy.index import build_word_sparse_index as word_v1
+from spacy_biolink.legacy.index import build_word_sparse_index_v2 as word_v2
 
 from .conftest import doc_with_ents, make_linker_nlp
 from .test_word_index import names_and_queries

@@ -1,6 +1,6 @@
-"""Hardening of what a saved or received model can do on load (issue 19, model half):
-no code from a received model, the config as the source of truth for settings, saved
-values validated, out-of-range settings refused, and saves that a kill cannot break."""
+"""What a saved or received model can do on load: no code from a received model, the config
+as the source of truth for settings, saved values validated, out-of-range settings
+refused, and saves that a kill cannot break."""
 import os
 import pickle
 import signal
@@ -173,7 +173,7 @@ def test_a_torch_layer_read_with_torch_load_is_refused_even_under_our_name():
     import torch
     from thinc.api import Model, PyTorchWrapper_v2
 
-    from spacy_biolink.io.safe_models import check_model
+    from spacy_biolink.encoders.checks import check_model
 
     disguised = Model("dan_encoder", lambda model, X, is_train: (X, lambda d: d),
                       layers=[PyTorchWrapper_v2(torch.nn.Linear(2, 2))])

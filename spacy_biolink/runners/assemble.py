@@ -18,14 +18,14 @@ from spacy.language import Language
 
 from ..errors import BioLinkError, Errors
 from ..io.files import check_output_path, save_pipeline
-from ..runners.local import entity_setting_pipes
+from ..io.util import PathLike
+from ..linker.drop_nil import DROP_NIL_NAME
+from ..linker.find import configured_linkers, require_linkers
+from ..linker.nothing_to_link import NothingToLinkCheck
+from ..linker.pipeline import load_linker_pipeline, report_leftover_temp_dirs
 from ..ner.propagate import PROPAGATE_NAME, PROPAGATE_RULES
 from ..ner.term_patterns import TERM_RULER_NAME, add_term_ruler, read_term_patterns
-from .drop_nil import DROP_NIL_NAME
-from .find import configured_linkers, require_linkers
-from .nothing_to_link import NothingToLinkCheck
-from .pipeline import load_linker_pipeline, report_leftover_temp_dirs
-from ..io.util import PathLike
+from .local import entity_setting_pipes
 
 logger = logging.getLogger(__name__)
 

@@ -12,14 +12,14 @@ from spacy_biolink.errors import BioLinkError
 from spacy_biolink.evaluation.search_recall import tie_aware_recall
 from spacy_biolink.index import SparseIndex
 from spacy_biolink.index.word_kernels import rare_gram_index, word_cosines
-from spacy_biolink.registry import build_auto_sparse_index_v5 as auto_v5
-from spacy_biolink.registry import build_auto_sparse_index_v6 as auto_v6
-from spacy_biolink.registry import build_word_sparse_index as word_v1
-from spacy_biolink.registry import build_word_sparse_index_v3 as word_v3
+from spacy_biolink.legacy.index import build_auto_sparse_index_v5 as auto_v5
+from spacy_biolink.index.registry import build_auto_sparse_index_v6 as auto_v6
+from spacy_biolink.legacy.index import build_word_sparse_index as word_v1
+from spacy_biolink.index.registry import build_word_sparse_index_v3 as word_v3
 
 from .conftest import doc_with_ents, make_linker_nlp
 from .test_word_index import names_and_queries
-from .test_word_index_v2 import built
+from .test_word_search_rare_ngrams import built
 
 
 @pytest.fixture(scope="module")
