@@ -22,10 +22,6 @@ from .conftest import doc_with_ents
 ORGANS = ["liver", "kidney", "heart", "lung", "brain", "skin", "bone", "eye"]
 LESIONS = ["cancer", "cyst", "failure", "inflammation", "injury"]
 CONFIG = "configs/rank.cfg"
-# These tests read the first ranker's features (FEATURES), which the current trainer's
-# (FEATURES_V3, tests/test_learned_reranker_retriever_features.py) extend: configs/rank.cfg with the
-# superseded trainer that learns from those alone (spacy_biolink/legacy/).
-V1_TRAINER = {"training.@misc": "spacy-biolink.LearnedRerankerTrainer.v1"}
 
 
 def dictionary_text() -> str:
@@ -68,7 +64,7 @@ def trained(tmp_path_factory):
         "paths.linker": str(root / "linker"), "paths.train": str(root / "train.txt"),
         "paths.dev": str(root / "dev.txt"), "training.k": 5, "training.min_data_in_leaf": 2,
         "training.max_rounds": 30, "training.early_stopping_rounds": 10,
-        "training.threads": 1, **V1_TRAINER})
+        "training.threads": 1})
     return root, meta
 
 
@@ -107,7 +103,8 @@ def linked(pipeline):
 
 
 def test_a_stage_of_the_pipeline_saved_and_set_from_the_config(trained, tmp_path):
-    """init-linker adds a ranker trained with a dev calibration as v2: the top
+    """init-linker adds a ranker trained by configs/rank.cfg as LearnedReranker.v3 over
+    FEATURES (retriever_features false): the top
     candidate's score is the calibrated probability that it is right, the others keep
     their ratio to it, and nil_precision sets the NIL threshold from the dev curve."""
     from spacy_biolink.linker.stages.learned_reranker import platt
@@ -115,7 +112,8 @@ def test_a_stage_of_the_pipeline_saved_and_set_from_the_config(trained, tmp_path
     root, _ = trained
     nlp = init_linker(tmp_path / "linked", root / "dict.txt", reranker=root / "ranker")
     stage = nlp.config["components"]["bio_linker"]["stages"]["reranker"]
-    assert stage["@misc"] == "spacy-biolink.LearnedReranker.v2" and stage["k"] == 5
+    assert stage["@misc"] == "spacy-biolink.LearnedReranker.v3" and stage["k"] == 5
+    assert stage["retriever_features"] is False
     expected = linked(nlp)
     assert linked(spacy.load(tmp_path / "linked")) == expected
     # v1 on the same model: softmax probabilities over the k candidates.

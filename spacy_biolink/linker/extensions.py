@@ -2,7 +2,7 @@
 
 `span._.kb_ents` is scispaCy's name, so code written for its linker reads our results
 unchanged. Its scores are the last stage's: the retriever's similarity, or with the
-learned reranker (`LearnedReranker.v2`) probabilities, the first of which,
+learned reranker (`LearnedReranker.v3`) probabilities, the first of which,
 `span._.kb_ents[0][1]`, is the probability that `kb_id_` is right, calibrated on dev. `span._.kb_parts` lists (part text, kb_ents) for each concept a composite
 mention names; a mention that was not split reads as its one part. Values live in doc.user_data under our own key; the getter hands back
 (id, score) tuples even after a Doc went through bytes (nlp.pipe(n_process=2)), where

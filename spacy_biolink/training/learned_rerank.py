@@ -10,8 +10,9 @@ stops rising. Then, on dev: the softmax temperature that makes the ranker's scor
 probabilities (negative log-likelihood of the gold); the calibration of the top
 candidate's probability (Platt scaling, fitted on whether it is right, every dev mention
 with candidates counted: gold outside the k and no-id mentions are wrong answers), saved
-with the dev curve it gives (calibration.json) so that `LearnedReranker.v2`'s
-`nil_precision` can pick its threshold at load; and, with nil_precision here, v1's
+with the dev curve it gives (calibration.json) so that `LearnedReranker.v3`'s
+`nil_precision` can pick its threshold at load; and, with nil_precision here, the
+superseded v1 stage's
 nil_threshold: the lowest softmax probability of the top candidate at which answered dev
 mentions reach that precision.
 
@@ -34,7 +35,8 @@ logger = logging.getLogger("spacy_biolink")
 
 
 class LearnedRerankerTrainer:
-    """`spacy-biolink.LearnedRerankerTrainer.v1` (see the module docstring)."""
+    """The learned reranker's trainer (`spacy-biolink.LearnedRerankerTrainer.v2`; see the
+    module docstring)."""
 
     def __init__(self, *, k: int = 20, num_leaves: int = 15, learning_rate: float = 0.05,
                  max_rounds: int = 500, early_stopping_rounds: int = 50,

@@ -144,10 +144,13 @@ def build_learned_reranker_trainer_v2(k: int = 20, num_leaves: int = 15,
                                       min_data_in_leaf: int = 20,
                                       nil_precision: Optional[float] = None, threads: int = 0,
                                       linker_name: Optional[str] = None,
-                                      cross_fit_folds: int = 0):
-    """Registered `spacy-biolink.LearnedRerankerTrainer.v2`: v1's training of a ranker
-    for `LearnedReranker.v3` (FEATURES_V3: each retriever's own score and rank, the
-    mention text's annotations), learning rate 0.15 by default."""
+                                      cross_fit_folds: int = 0,
+                                      retriever_features: bool = True):
+    """Registered `spacy-biolink.LearnedRerankerTrainer.v2`: trains the learned reranker
+    (`LearnedReranker.v3`) on a saved linker's candidates of [paths] train, early-stopped
+    on [paths] dev, calibrated on dev (training/learned_rerank.py). retriever_features:
+    FEATURES_V3 (each retriever's own score and rank, the mention text's annotations);
+    false, FEATURES (configs/rank.cfg's, chosen on dev over TF-IDF)."""
     from .learned_rerank import LearnedRerankerTrainer
 
     return LearnedRerankerTrainer(k=k, num_leaves=num_leaves, learning_rate=learning_rate,
@@ -155,7 +158,8 @@ def build_learned_reranker_trainer_v2(k: int = 20, num_leaves: int = 15,
                                   early_stopping_rounds=early_stopping_rounds,
                                   min_data_in_leaf=min_data_in_leaf, nil_precision=nil_precision,
                                   threads=threads, linker_name=linker_name,
-                                  cross_fit_folds=cross_fit_folds, retriever_features=True)
+                                  cross_fit_folds=cross_fit_folds,
+                                  retriever_features=retriever_features)
 
 
 @registry.misc("spacy-biolink.FastEncoderTrainer.v3")

@@ -466,7 +466,8 @@ class LearnedReranker(Stage):
                                               and nil_threshold is None):
             raise BioLinkError(Errors.E530.format(
                 setting="nil_precision", value=nil_precision,
-                what="null, or a precision in (0, 1) with nil_threshold null (LearnedReranker.v2)"))
+                what="null, or a precision in (0, 1) with nil_threshold null (a calibrated "
+                     "LearnedReranker)"))
         self.k = k
         self.retriever_features = bool(retriever_features)
         self.feature_names = FEATURES_V3 if self.retriever_features else FEATURES
@@ -493,7 +494,7 @@ class LearnedReranker(Stage):
             return top
         if self.calibration is None:
             raise BioLinkError(Errors.E531.format(
-                path="<learned reranker>", reason="LearnedReranker.v2 needs a calibration on "
+                path="<learned reranker>", reason="a calibrated LearnedReranker needs a calibration on "
                 "dev, which this model was trained without: train it again with this version"))
         a, b = self.calibration["platt"]
         return platt(top, a, b)
@@ -794,15 +795,13 @@ def is_learned_reranker_dir(path: PathLike) -> bool:
 
 def stage_block(path: PathLike) -> Dict:
     """The stage block that reads a trained learned-reranker directory: the current
-    LearnedReranker over the features it was trained on (LearnedRerankerTrainer.v2's).
-    A ranker trained by a superseded trainer gets the superseded stage that reads it
-    (spacy_biolink/legacy/stages.py): v2 where it has a dev calibration, else v1."""
+    LearnedReranker over the features it was trained on. A ranker trained before the
+    trainer calibrated on dev gets the superseded stage that reads it
+    (spacy_biolink/legacy/stages.py)."""
     _, stage, _, calibration = read_trained(path)
-    if trained_features(path) == list(FEATURES_V3):
-        stage.pop("nil_threshold", None)
-        return {"@misc": "spacy-biolink.LearnedReranker.v3", **stage}
     if calibration is None:
         stage.pop("nil_precision", None)
         return {"@misc": "spacy-biolink.LearnedReranker.v1", **stage}
     stage.pop("nil_threshold", None)
-    return {"@misc": "spacy-biolink.LearnedReranker.v2", **stage}
+    return {"@misc": "spacy-biolink.LearnedReranker.v3", **stage,
+            "retriever_features": trained_features(path) == list(FEATURES_V3)}

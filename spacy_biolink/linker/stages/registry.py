@@ -108,14 +108,20 @@ def build_cross_encoder_reranker_stage(model, k: int = 10, temperature: float = 
 
 @registry.misc("spacy-biolink.LearnedReranker.v3")
 def build_learned_reranker_v3(k: int = 20, temperature: float = 1.0,
-                              nil_precision: Optional[float] = None):
-    """Registered `spacy-biolink.LearnedReranker.v3`: v2 (calibrated top probability,
-    NIL by `nil_precision`) over FEATURES_V3, which add to v1's features each
-    retriever's own score, rank among the k and gap to its best (dense and TF-IDF apart
-    where the first stage is a hybrid) and how often the corpus annotations gave the
-    mention's exact text the candidate. Needs a model trained by
-    `spacy-biolink.LearnedRerankerTrainer.v2`."""
+                              nil_precision: Optional[float] = None,
+                              retriever_features: bool = True):
+    """Registered `spacy-biolink.LearnedReranker.v3`: LightGBM lambdarank over features of
+    each mention's first k candidates (learned_reranker.py) as a stage; the top
+    candidate's score is the probability that it is right, calibrated on dev (the others
+    keep their ratio to it), and with `nil_precision` (e.g. 0.95; null: never NIL) a
+    mention is NIL where that probability is under the threshold at which the dev
+    mentions answered were right that often. retriever_features: the ranker reads
+    FEATURES_V3, which add each retriever's own score, rank among the k and gap to its
+    best (dense and TF-IDF apart where the first stage is a hybrid) and how often the
+    corpus annotations gave the mention's exact text the candidate; false, FEATURES.
+    It must match the trained model's (`spacy-biolink.LearnedRerankerTrainer.v2`, the same
+    setting); init-linker --reranker writes it."""
     from .learned_reranker import LearnedReranker
 
     return LearnedReranker(k=k, temperature=temperature, calibrated=True,
-                           nil_precision=nil_precision, retriever_features=True)
+                           nil_precision=nil_precision, retriever_features=retriever_features)
