@@ -27,6 +27,11 @@ class Errors(metaclass=ErrorsWithCodes):
             "({first!r}). Pass --format medic|biosyn|ctd|tsv|jsonl|umls|obo|mesh-tsv|"
             "mesh-ascii.")
     E004 = ("Unknown dictionary format {fmt!r} for {path}. Use one of: {formats}.")
+    E006 = ("{path}:{line}: malformed tsv dictionary line: {n} tab-separated columns, but a "
+            "tsv line has at most 3 (name<TAB>id[|alt_id...][<TAB>type]); a tab inside an "
+            "id, a name or a type splits it into more columns, which were read as others. "
+            "The line was: {text!r}. Replace the tab (join several ids with '|'), or leave "
+            "such lines out with --on-bad-line skip.")
     E005 = ("The dictionary {source} is empty: it holds no concept with a name. A linker "
             "needs at least one named concept; check the file and its --format.")
 
@@ -66,6 +71,14 @@ class Errors(metaclass=ErrorsWithCodes):
             "again.")
     E025 = ("Cannot read the DocBin {path}: {reason}. Pass a .spacy file written by `python "
             "-m spacy_biolink convert` (or spaCy's DocBin.to_disk).")
+    E026 = ("{path}: the gzip data inflates more than {ratio}x its compressed size "
+            "({inflated} from the first {compressed}, stopped there): a decompression bomb, "
+            "or a file of blank or repeated lines. No real dictionary, corpus or document "
+            "list inflates that much; if this one should, raise the cap with the "
+            "environment variable {env} (e.g. {env}={higher}).")
+    E027 = ("{env}={value!r}: the cap on how much gzip input may inflate must be a whole "
+            "number of at least 1 (the most times its compressed size a .gz file may grow "
+            "to; unset, it is {default}).")
     # Outputs that would destroy an input (E030-E034)
     E030 = ("{output} is an input of this command ({option} {input}): writing {what} there "
             "would destroy it. Nothing was done; write {what} to another path.")
@@ -77,8 +90,16 @@ class Errors(metaclass=ErrorsWithCodes):
             "you. Nothing was done; give a new directory, e.g. {path}/model.")
     E033 = ("{first} and {second} are the same file ({path}): the second output would replace "
             "the first. Give each output its own path.")
+    E035 = ("{path} is read-only (mode {mode}), and {what} would replace it. Like cp (which "
+            "refuses) and mv (which asks first), a read-only output is not replaced "
+            "unasked, not even by root, for whom the write would succeed. Nothing was done; "
+            "{how}.")
     # One line: outputs are written whole or not at all, so there is nothing to clean up.
     E034 = ("Interrupted (Ctrl-C); no output was left half-written.")
+    E038 = ("Interrupted (Ctrl-C) after {paths} had been written whole: {it} this run's "
+            "output now, not what was there before (the swap into place had happened; only "
+            "the cleanup after it, or the summary, was cut short). No output was left "
+            "half-written.")
     # Vocabulary readers (UMLS RRF, OBO) and format detection
     E040 = ("{path} looks like {looks} content ({why}), not {fmt}. Pass --format {looks} "
             "(or format = \"{looks}\" in the dictionary loader); a file read in the wrong "
@@ -158,6 +179,11 @@ class Errors(metaclass=ErrorsWithCodes):
             "{similarity} scores, [{lo}, {hi}]: above it every mention would be NIL, below "
             "it the threshold drops nothing. Give a threshold in that range (0.0, the "
             "default, keeps every candidate with a positive score).")
+    E127 = ("bio_linker: threshold = {value!r} is at or below {lo}, the lowest score the "
+            "{name} encoder's {similarity} scores can take, so it drops no candidate and no "
+            "mention is ever NIL: almost surely a mistake (a threshold on another scale, or "
+            "a sign slip). Give a threshold above {lo}, in ({lo}, {hi}] (0.0 keeps every "
+            "candidate with a positive score).")
     E126 = ("The saved bio_linker index in {where} holds names encoded with the encoder's "
             "{key} = {saved!r} (layer {layer!r}), but the config says {config!r}: mentions "
             "would be encoded one way and the names they are searched among another. "
@@ -186,6 +212,15 @@ class Errors(metaclass=ErrorsWithCodes):
     E196 = ("bio_linker links the entities of a spaCy Doc, got a {type} ({value!r}). Run the "
             "whole pipeline on text (nlp(text), nlp.pipe(texts)), or give the pipe Docs whose "
             "doc.ents are set (doc = nlp.make_doc(text); doc.ents = [...]).")
+    E197 = ("The saved pipeline at {path} could not be loaded: its component {name!r} "
+            "(factory {factory!r}, not one of spacy-biolink's) {what} ({reason}). The "
+            "pipeline's bio_linker is not at fault. Restore {file} from the pipeline's source, install "
+            "the package that provides {factory!r} in its version, or drop the component: "
+            "remove {name!r} from [nlp] pipeline and its [components.{name}] block in "
+            "{path}/config.cfg (and the {name}/ directory).")
+    E198 = ("{config}: {what} needs a package that is not installed: {reason} Install it "
+            "in this environment{install}, or set [nlp.tokenizer] back to what the pipeline "
+            "was saved with (init-linker writes @tokenizers = \"spacy.Tokenizer.v1\").")
     # Concept lookup, type filter, id preference
     E160 = ("{concept_id!r} is not a concept id (nor an alternative id) of this linker's "
             "dictionary ({n} concepts).")
@@ -290,6 +325,16 @@ class Errors(metaclass=ErrorsWithCodes):
     E306 = ("{command} --config {path}: {reason}. Pass the training config whose [nlp] "
             "section (lang and [nlp.tokenizer]) the {what} are for, e.g. "
             "configs/ner_bc5cdr.cfg.")
+    E311 = ("{path}: document {pmid} appears twice (lines {first} and {second}), with "
+            "different text or mentions: it would be taken twice (both copies converted, "
+            "evaluated or trained on). Keep one copy of PMID {pmid} and remove the other.")
+    E312 = ("{path}:{line}: the abstract line of document {pmid} ({pmid}|a|) comes before "
+            "its title line ({pmid}|t|): offsets count from the start of the title, so the "
+            "text would be put together out of order. Put the title line first.")
+    E313 = ("{path}:{line}: mention {mention!r} at {start}-{end} of document {pmid} crosses "
+            "the boundary between title and abstract (the title ends at {boundary}; the text "
+            "there is {found!r}). A mention lies in the title or in the abstract: fix its "
+            "offsets, or split it into two mention lines.")
 
     # CLI
     E401 = ("Not a saved pipeline directory: {path} ({reason}). Pass the OUTPUT_DIR "
@@ -609,6 +654,13 @@ class Errors(metaclass=ErrorsWithCodes):
             "model at this path.")
     E814 = ("{shard}: linking failed ({reason}). That shard has no output; the other shards "
             "are linked.")
+    E836 = ("--address {address}: no Ray cluster answers at {host}:{port} ({reason}; gave "
+            "up after {timeout:g} s instead of waiting on it for minutes). Start one there "
+            "(`ray start --head --port {port}`), check the host and port (`ray status` on the "
+            "head node), or leave --address out to start a local Ray.")
+    E837 = ("--address {address}: joining the Ray cluster failed ({reason}). Check that a "
+            "Ray cluster of the same Ray version runs there (`ray status`), or leave "
+            "--address out to start a local Ray.")
 
 
 class Warnings(metaclass=ErrorsWithCodes):
@@ -617,6 +669,14 @@ class Warnings(metaclass=ErrorsWithCodes):
             "{order}; merge or drop the duplicates if that is not wanted.")
     W002 = ("{n} mention(s) in {path} do not match the text at their offsets (first: "
             "{example}). They are kept with their offsets as given.")
+    W311 = ("{path}: document {pmid} appears twice (lines {first} and {second}), both copies "
+            "the same: both are kept, as the published counts of this corpus include them "
+            "(NCBI-disease's training set holds PMID 8528200 twice). Remove one copy to "
+            "take it once.")
+    W312 = ("{n} pair(s) of gold mentions in {path} overlap (share characters; first: "
+            "{example}). Each is evaluated as its own query, as before; overlapping gold "
+            "mentions are legitimate in some corpora (nested entities), but a repeated or "
+            "mis-offset line also shows up here.")
     W003 = ("bio_linker: sieve_threshold is set but the dictionary has no corpus-mention "
             "(\"D\") names, so the sieve answers nothing and every mention goes to the "
             "main index. Augment the dictionary (init-linker --augment TRAIN.PubTator, or "
@@ -632,8 +692,9 @@ class Warnings(metaclass=ErrorsWithCodes):
     W011 = ("Found {n} temporary director(ies) left by interrupted runs beside {path}: {paths}. "
             "They are incomplete outputs; delete them if no other run is writing there.")
     W020 = ("bio_linker: type_filter allows types {types} for label {label!r}, but no "
-            "concept of the dictionary has any of them, so every {label} span is NIL. Check "
-            "the types (linker.kb[id].types shows what the dictionary gives).")
+            "concept of the dictionary has any of them, so every {label} span is NIL. The "
+            "dictionary's types are {known}. Check the types (linker.kb[id].types shows "
+            "what the dictionary gives), or drop {label!r} from type_filter.")
     W021 = ("bio_linker: augment_new_concepts names type(s) {missing} that no mention of the "
             "augmenting corpora has, so they add no concept. The corpora's types are "
             "{seen}; name those (PubTator's type column, e.g. Chemical).")
@@ -678,3 +739,7 @@ class Warnings(metaclass=ErrorsWithCodes):
             "LINKER_DIR OUT`, or set {where} yourself (nlp.make_doc, then nlp(doc)). "
             "A component of your own that sets them: declare `assigns=[\"{assigns}\"]` "
             "in its factory. Said once per pipeline.")
+    W901 = ("{name}: spans_key = {key!r}, but a doc reached it without doc.spans[{key!r}] "
+            "(its span keys: {keys}), so it linked nothing in it. Set spans_key to the key "
+            "your span component writes (spancat's and span_ruler's spans_key; \"sc\" and "
+            "\"ruler\" by default), or null to link doc.ents. Said once per pipe.")

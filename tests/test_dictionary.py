@@ -204,3 +204,17 @@ def test_from_disk_memory_maps_every_array(tiny_dictionary, tmp_path):
     # Loaded, it answers as the original.
     assert [loaded.names_of(c) for c in range(loaded.n_concepts)] == \
         [tiny_dictionary.names_of(c) for c in range(tiny_dictionary.n_concepts)]
+
+
+@pytest.mark.parametrize("line", ["flu\tD00\t7251\tT047", "flu\tD007251\t\tT047",
+                                  "flu\tD007251|D0\t03924\tT047"])
+def test_tsv_line_with_a_tab_inside_a_field_is_refused(tmp_path, line):
+    # Issue 59: the pieces of an id split by a tab were read as the type and ignored.
+    path = tmp_path / "names.tsv"
+    path.write_text("cold\tD003139\tT047\n" + line + "\n", encoding="utf8")
+    with pytest.raises(BioLinkError, match=r"E006\] .*names\.tsv:2: .*4 tab-separated columns"):
+        load_dictionary(path, "tsv")
+    with pytest.warns(UserWarning, match=r"W953.*line 2: malformed tsv dictionary line: 4 "
+                                         r"tab-separated columns"):
+        dictionary = load_dictionary(path, "tsv", on_bad_line="skip")
+    assert dictionary.n_concepts == 1

@@ -359,3 +359,35 @@ def test_cli_ray_run_leaves_no_worker_and_no_ray_noise(model_dir, tmp_path):
     report = json.loads((tmp_path / "out" / "_report.json").read_text())
     assert report["workers"] == 1 and report["workers_requested"] == 2
     assert "shard" in report["workers_note"]
+
+
+@needs_ray
+def test_an_address_where_no_cluster_answers_fails_within_seconds(model_dir, tmp_path):
+    """Issue 59: `--address 127.0.0.1:1` (nothing listens) had Ray retry for minutes."""
+    import subprocess
+    import sys
+    import time
+
+    shards = write_shards(tmp_path / "in", 2, 1)
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "spacy_biolink", "link", str(shards), "-m",
+                             str(model_dir), "-o", str(tmp_path / "out"), "--engine", "ray",
+                             "--address", "127.0.0.1:1"], capture_output=True, text=True,
+                            timeout=60)
+    output = " ".join((result.stdout + result.stderr).split())
+    assert time.monotonic() - started < 30, output
+    assert result.returncode != 0, output
+    assert "E836" in output and "--address 127.0.0.1:1" in output, output
+    assert "Traceback" not in output, output
+    assert not (tmp_path / "out").exists()  # checked before any output
+
+
+def test_check_ray_address_names_the_address():
+    from spacy_biolink.runners.distributed import check_ray_address
+
+    for address in ("127.0.0.1:1", "ray://127.0.0.1:1"):
+        with pytest.raises(BioLinkError, match=rf"E836\] --address {address}: no Ray cluster "
+                                               r"answers at 127\.0\.0\.1:1"):
+            check_ray_address(address, timeout=2)
+    for address in (None, "auto", "local"):
+        check_ray_address(address)  # Ray finds or starts these itself

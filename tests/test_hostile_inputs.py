@@ -52,6 +52,9 @@ def test_a_repeated_line_is_not_stored_again(tmp_path, monkeypatch):
     from spacy_biolink.io import files
 
     monkeypatch.setattr(files, "_BLOCK_SIZE", 1 << 14)
+    # Such a file inflates about 250-fold, over the cap (E026): raised as a user would.
+    monkeypatch.setenv("SPACY_BIOLINK_MAX_GZIP_RATIO", "100000")
+
     def peak(repeats: int) -> int:
         path = tmp_path / f"rep{repeats}.txt.gz"
         with gzip.open(path, "wb") as fileh:
@@ -69,7 +72,9 @@ def test_a_repeated_line_is_not_stored_again(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("compress", [False, True])
-def test_a_line_without_end_is_refused_with_file_and_line(tmp_path, compress):
+def test_a_line_without_end_is_refused_with_file_and_line(tmp_path, compress, monkeypatch):
+    # 6 MiB of "x" gzips 1000-fold, over the inflation cap (E026): raised, to reach E950.
+    monkeypatch.setenv("SPACY_BIOLINK_MAX_GZIP_RATIO", "100000")
     path = tmp_path / ("bomb.txt.gz" if compress else "bomb.txt")
     opener = gzip.open if compress else open
     with opener(path, "wb") as fileh:
@@ -78,6 +83,41 @@ def test_a_line_without_end_is_refused_with_file_and_line(tmp_path, compress):
             fileh.write(b"x" * (1 << 20))  # 6 MiB, over the 4 MiB limit, and no newline
     with pytest.raises(BioLinkError, match=r"E950.*bomb\.txt(\.gz)?:2:.*4 MiB"):
         load_dictionary(path)
+
+
+def test_a_gzip_bomb_of_blank_lines_fails_within_seconds(tmp_path):
+    # Issue 59: 1 MiB of gzip inflating to 1 GiB of blank lines kept init-linker busy for
+    # minutes. Here 128 MiB (128 KiB of gzip): the code before read all 128M lines (~50 s).
+    path = tmp_path / "bomb.txt.gz"
+    with gzip.open(path, "wb") as fileh:
+        for _ in range(16):
+            fileh.write(b"\n" * (8 << 20))
+    env = {k: v for k, v in os.environ.items() if k != "SPACY_BIOLINK_MAX_GZIP_RATIO"}
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "spacy_biolink", "init-linker",
+                             str(tmp_path / "out"), "-d", str(path), "--format", "medic"],
+                            capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
+    assert time.perf_counter() - started < 20
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "E026" in output and "bomb.txt.gz" in output, output
+    assert "SPACY_BIOLINK_MAX_GZIP_RATIO" in output
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_gzip_inflation_cap_is_set_by_an_environment_variable(tmp_path, monkeypatch):
+    from spacy_biolink.io.files import iter_lines
+
+    path = tmp_path / "dict.txt.gz"
+    with gzip.open(path, "wb") as fileh:
+        fileh.write(b"D1||flu\n" * (300_000))  # 2.4 MiB, gzipped about 300-fold
+    with pytest.raises(BioLinkError, match=r"E026.*dict\.txt\.gz.*more than 100x"):
+        load_dictionary(path, "medic")
+    monkeypatch.setenv("SPACY_BIOLINK_MAX_GZIP_RATIO", "5000")
+    assert sum(1 for _ in iter_lines(path)) == 300_000
+    monkeypatch.setenv("SPACY_BIOLINK_MAX_GZIP_RATIO", "lots")
+    with pytest.raises(BioLinkError, match="E027.*SPACY_BIOLINK_MAX_GZIP_RATIO='lots'"):
+        load_dictionary(path, "medic")
 
 
 def test_iter_lines_limit_counts_lines_spanning_blocks(tmp_path, monkeypatch):
@@ -414,6 +454,30 @@ def test_init_linker_on_bad_line_skip_writes_it_into_the_dictionary_loader(tmp_p
     assert "spacy-biolink.load_dictionary.v4" in config and 'on_bad_line = "skip"' in config
 
 
+def test_overlapping_gold_mentions_are_evaluated_with_a_warning(tmp_path, tiny_dictionary):
+    # Issue 59: two gold mentions sharing characters were both evaluated, with no word.
+    from spacy_biolink.evaluation import evaluate_gold_mentions
+    from tests.conftest import make_linker_nlp
+
+    nlp = make_linker_nlp(tiny_dictionary)
+    one_doc = "2|t|Huntington Disease.\n2|a|\n2\t0\t18\tHuntington Disease\tDisease\tD006816\n"
+    corpus = tmp_path / "gold.txt"
+    corpus.write_text("1|t|Type 2 diabetes and breast cancer.\n1|a|None.\n"
+                      "1\t0\t15\tType 2 diabetes\tDisease\tD003924\n"
+                      "1\t7\t15\tdiabetes\tDisease\tD003924\n"
+                      "1\t20\t33\tbreast cancer\tDisease\tD001943\n"
+                      "1\t20\t26\tbreast\tDisease\tD001943\n\n"
+                      + one_doc)
+    with pytest.warns(UserWarning, match=r"W312\] 2 pair\(s\).*gold\.txt:3 'Type 2 diabetes' at "
+                                         r"0-15 and .*gold\.txt:4 'diabetes' at 7-15"):
+        result = evaluate_gold_mentions(nlp, corpus)
+    assert result["n_evaluated"] == 5  # evaluated as before: each one a query
+    corpus.write_text(one_doc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        evaluate_gold_mentions(nlp, corpus)
+
+
 # ------------------------------------------------------------ installs
 
 @pytest.fixture
@@ -503,7 +567,7 @@ PIECES = ["||", "|", "\t", "D000001", "MESH:D003924", "OMIM:613097", "C0011860",
           '"concept_id": "D1"', '"canonical_name": "flu"', '"aliases": ["x"]', ",", ":",
           "[", "]", "\u0085", "\x00", "\ufeff", "\r", " ", "\u00e9", "\U0001f600", "1", "true"]
 LINES = st.lists(st.lists(st.sampled_from(PIECES), max_size=8).map("".join), max_size=8)
-LINE_ERRORS = ("E001", "E013", "E016", "E950", "E951")
+LINE_ERRORS = ("E001", "E006", "E013", "E016", "E950", "E951")
 
 
 def check_error(err: BioLinkError, path: Path) -> None:

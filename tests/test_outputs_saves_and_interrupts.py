@@ -98,6 +98,27 @@ def _output_params_named(param):
     return param.name in ("output", "output_dir", "output_path")
 
 
+def test_link_refuses_to_replace_a_read_only_output_without_force(saved_model, tmp_path):
+    # Issue 59: a 0444 output was replaced, exit 0 (root may write it: the mode decides).
+    docs = tmp_path / "docs.txt"
+    docs.write_text("Type 2 diabetes.\n", encoding="utf8")
+    output = tmp_path / "ro.jsonl"
+    output.write_text("kept\n", encoding="utf8")
+    output.chmod(0o444)
+    result = invoke(["link", docs, "-m", saved_model, "-o", output], "E035")
+    assert "ro.jsonl is read-only (mode 444)" in " ".join(result.output.split())
+    assert "--force" in result.output
+    assert output.read_text(encoding="utf8") == "kept\n"
+    result = invoke(["link", docs, "-m", saved_model, "-o", output, "--force"])
+    assert result.exit_code == 0, result.output
+    assert output.read_text(encoding="utf8").startswith("{")
+    # Other file outputs refuse it too, without offering a --force they do not have.
+    output.chmod(0o444)
+    with pytest.raises(BioLinkError, match=r"E035.*chmod u\+w") as err:
+        files.check_output_path(output, what="the metrics")
+    assert "--force" not in str(err.value)
+
+
 def test_link_evaluate_visualize_refuse_their_input_as_output(saved_model, tmp_path):
     docs = tmp_path / "docs.txt"
     docs.write_text("Type 2 diabetes.\n", encoding="utf8")
@@ -344,6 +365,39 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, monkeypatch):
         assert result.exit_code == 130
         assert "KeyboardInterrupt" not in result.output
         assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("exchange", [True, False])
+def test_ctrl_c_after_the_swap_says_the_output_is_the_new_one(tmp_path, monkeypatch, exchange):
+    # Issue 59: Ctrl-C while the replaced model was being deleted, after the new one had
+    # been swapped in, said "Interrupted" (E034): the user took the old model to be there.
+    (tmp_path / "dict.txt").write_text(TINY_MEDIC, encoding="utf8")
+    (tmp_path / "big.txt").write_text(TINY_MEDIC + EXTRA, encoding="utf8")
+    invoke(["init-linker", tmp_path / "m", "-d", tmp_path / "dict.txt"])
+    if not exchange:
+        monkeypatch.setattr(files, "exchange_paths", lambda a, b: False)
+    real_rmtree = shutil.rmtree
+
+    def interrupted_rmtree(path, *args, **kwargs):
+        if Path(path).name.startswith(".m.") and (Path(path) / "config.cfg").exists():
+            raise KeyboardInterrupt  # the old pipeline, being removed after the swap
+        return real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(files.shutil, "rmtree", interrupted_rmtree)
+    result = invoke(["init-linker", tmp_path / "m", "-d", tmp_path / "big.txt", "--force"],
+                    "E038")
+    assert result.exit_code == 130
+    assert str(tmp_path / "m") in " ".join(result.output.split())
+    assert _version(tmp_path / "m") == "new"
+    monkeypatch.setattr(files.shutil, "rmtree", real_rmtree)
+    # The next command starts afresh: a Ctrl-C before any swap is E034 again.
+    import spacy_biolink.linker.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "load_linker_pipeline",
+                        lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("1|t|x\n\n", encoding="utf8")
+    invoke(["evaluate", tmp_path / "m", corpus], "E034")
 
 
 LONG = "x" * 1_000_001  # past spaCy's default nlp.max_length

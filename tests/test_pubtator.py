@@ -84,3 +84,56 @@ def test_ncbi_disease_counts(shared_data):
     counts = {name: sum(len(d.mentions) for d in read_pubtator(base / name))
               for name in ["NCBItrainset_corpus.txt.gz", "NCBIdevelopset_corpus.txt", "NCBItestset_corpus.txt"]}
     assert list(counts.values()) == [5145, 787, 960]
+
+
+def test_same_pmid_twice_with_different_content_is_an_error(tmp_path):
+    # Issue 59: a repeated PMID was taken twice with no word.
+    second = CORPUS.split("\n\n")[0].replace("rare.", "rarer.")
+    path = write(tmp_path, CORPUS + "\n" + second + "\n")
+    with pytest.raises(BioLinkError,
+                       match=r"E311.*document 100 appears twice \(lines 1 and 13\)") as err:
+        list(read_pubtator(path))
+    assert str(path) in str(err.value)
+
+
+def test_same_pmid_twice_identical_is_kept_with_a_warning(tmp_path):
+    # The shipped NCBI-disease training set holds PMID 8528200 twice, identically, and its
+    # published mention count includes both copies.
+    path = write(tmp_path, CORPUS + "\n" + CORPUS.split("\n\n")[0] + "\n")
+    with pytest.warns(UserWarning, match=r"W311.*document 100 appears twice \(lines 1 and 13\)"):
+        docs = list(read_pubtator(path))
+    assert [d.pmid for d in docs] == ["100", "200", "100"]
+
+
+def test_title_line_twice_in_one_block_is_an_error(tmp_path):
+    path = write(tmp_path, "100|t|One.\n100|a|Two.\n100|t|Three.\n")
+    with pytest.raises(BioLinkError, match=r"E311.*lines 1 and 3"):
+        list(read_pubtator(path))
+
+
+def test_abstract_before_title_is_an_error(tmp_path):
+    path = write(tmp_path, "100|a|Wilson disease (WD) is rare.\n100|t|Ocular toxicity.\n"
+                           "100\t0\t6\tOcular\tDisease\tD1\n")
+    with pytest.raises(BioLinkError, match="E312") as err:
+        list(read_pubtator(path))
+    assert f"{path}:1:" in str(err.value)
+
+
+@pytest.mark.parametrize("start,end", [(32, 47), (41, 48), (40, 42)])
+def test_mention_across_title_and_abstract_is_an_error(tmp_path, start, end):
+    # Title "Ocular and auditory toxicity in diabetes." is 41 characters: 41 is the space.
+    text = ("Ocular and auditory toxicity in diabetes. Wilson disease (WD) is rare.")[start:end]
+    path = write(tmp_path, CORPUS.replace("100\t58\t60\tWD\tSpecificDisease\t-1",
+                                          f"100\t{start}\t{end}\t{text}\tDisease\t-1"))
+    with pytest.raises(BioLinkError, match="E313") as err:
+        list(read_pubtator(path))
+    message = str(err.value)
+    assert f"{path}:6:" in message and f"{start}-{end}" in message and repr(text) in message
+
+
+def test_shipped_ncbi_training_set_repeats_one_document_identically(shared_data):
+    # What the new checks (E311-E313) found in the corpora the project ships: only the
+    # identical copy of PMID 8528200 in NCBI-disease's training set (W311).
+    base = shared_data / "ncbi_disease"
+    with pytest.warns(UserWarning, match="W311.*8528200"):
+        list(read_pubtator(base / "NCBItrainset_corpus.txt.gz"))

@@ -303,6 +303,9 @@ def test_hybrid_score_range_is_the_weighted_sum():
     assert score_range(model) is None
 
 
+HUGE = "99999999999999999999"
+
+
 def _cli(*args):
     from typer.testing import CliRunner
 
@@ -314,12 +317,18 @@ def _cli(*args):
 
 
 @pytest.mark.parametrize("args", [["--batch-size", "0"], ["--batch-size", "-3"],
-                                  ["--n-process", "0"], ["--n-process", "-5"]])
+                                  ["--n-process", "0"], ["--n-process", "-5"],
+                                  # overflowed, or opened processes until no file was left
+                                  ["--batch-size", HUGE], ["--n-process", HUGE],
+                                  ["--engine", "ray", "--num-workers", HUGE],
+                                  ["--engine", "ray", "--batch-size", HUGE],
+                                  ["--engine", "ray", "--num-gpus", "1e308"],
+                                  ["--engine", "ray", "--num-gpus", "nan"]])
 def test_link_refuses_out_of_range_batch_and_process_counts(saved, tmp_path, args):
     (tmp_path / "in.txt").write_text("NIDDM here.\n", encoding="utf8")
     result = _cli("link", tmp_path / "in.txt", "--model", saved, "--output",
                   tmp_path / "out.jsonl", *args)
-    assert result.exit_code == 1 and "E480" in result.output and args[0] in result.output
+    assert result.exit_code == 1 and "E480" in result.output and args[-2] in result.output
     assert not (tmp_path / "out.jsonl").exists()
 
 
@@ -329,6 +338,16 @@ def test_evaluate_refuses_bad_ks(saved, tmp_path, ks):
                                     encoding="utf8")
     result = _cli("evaluate", saved, tmp_path / "c.txt", f"--ks={ks}")
     assert result.exit_code == 1 and "E481" in result.output
+
+
+@pytest.mark.parametrize("ks", [HUGE, "1,1001"])
+def test_evaluate_refuses_a_k_too_large_naming_the_range(saved, tmp_path, ks):
+    # 99999999999999999999 was an OverflowError traceback, after the model was loaded
+    (tmp_path / "c.txt").write_text("1|t|NIDDM here.\n1\t0\t5\tNIDDM\tDisease\tD003924\n\n",
+                                    encoding="utf8")
+    result = _cli("evaluate", saved, tmp_path / "c.txt", f"--ks={ks}")
+    assert result.exit_code == 1, result.output
+    assert "E480" in result.output and "--ks" in result.output and "[1, 1000]" in result.output
 
 
 def test_evaluate_gold_mentions_refuses_bad_ks(linker_nlp, tmp_path):
@@ -346,6 +365,26 @@ def test_evaluate_gold_mentions_refuses_bad_ks(linker_nlp, tmp_path):
     (["train-vectors", "{tmp}/vec", "-d", "{dict}", "--dim", "0"], "--dim"),
     (["train-vectors", "{tmp}/vec", "-d", "{dict}", "--window", "0"], "--window"),
     (["train-vectors", "{tmp}/vec", "-d", "{dict}", "--epochs", "0"], "--epochs"),
+    # Too large, inf or nan: each was taken and failed (or ran for ever) deep inside.
+    (["visualize", "{saved}", "--text", "NIDDM", "--output", "{tmp}/p.html", "--doc", HUGE],
+     "--doc"),
+    (["eval-synonyms", "tfidf", "-d", "{dict}", "--test-rounds", HUGE], "--test-rounds"),
+    (["eval-synonyms", "tfidf", "-d", "{dict}", "--seed", HUGE], "--seed"),
+    (["eval-synonyms", "tfidf", "-d", "{dict}", "--zero-shot-concepts", "nan"],
+     "--zero-shot-concepts"),
+    (["eval-synonyms", "tfidf", "-d", "{dict}", "--zero-shot-concepts", "-5"],
+     "--zero-shot-concepts"),
+    (["train-vectors", "{tmp}/vec", "-d", "{dict}", "--dim", HUGE], "--dim"),
+    (["train-vectors", "{tmp}/vec", "-d", "{dict}", "--epochs", HUGE], "--epochs"),
+    (["train-vectors", "{tmp}/vec", "-d", "{dict}", "--seed", HUGE], "--seed"),
+    (["ner-vectors", "{tmp}/vec", "-d", "{dict}", "--dim", HUGE], "--dim"),
+    (["ner-vectors", "{tmp}/vec", "-d", "{dict}", "--rows", "0"], "--rows"),
+    (["ner-patterns", "{tmp}/p.jsonl", "-c", "{tmp}/x.spacy", "--min-count", HUGE],
+     "--min-count"),
+    (["init-linker", "{tmp}/vec", "-d", "{dict}", "--verifier-threshold", "7"],
+     "--verifier-threshold"),
+    (["assemble", "{saved}", "{saved}", "{tmp}/vec", "--nil-threshold", "inf"],
+     "--nil-threshold"),
 ])
 def test_sibling_commands_refuse_out_of_range_counts(saved, tmp_path, tiny_medic_path, args,
                                                      option):

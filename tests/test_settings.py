@@ -27,7 +27,7 @@ REFUSED = {
     "index_level": ("word", '"name" or "concept"'),
     "index_sources": ("X", '"O"'),
     "sieve_threshold": (2.0, "null (no sieve)"),
-    "prior_weight": (-0.1, "a number >= 0"),
+    "prior_weight": (1e308, "a number in [0, 1]"),
     "prior_mode": ("multiply", '"add"'),
     "corpus_margin": (2.0, "a number in [0, 1]"),
 }
@@ -62,10 +62,25 @@ def test_a_value_its_check_refuses_is_an_error_naming_it(name):
     assert words in str(err.value)
 
 
+@pytest.mark.parametrize("name, value", [
+    ("threshold", float("inf")), ("threshold", float("nan")), ("threshold", -float("inf")),
+    ("prior_weight", float("inf")), ("prior_weight", float("nan")), ("prior_weight", -0.1),
+    ("prior_weight", 1.5), ("split_margin", float("nan")), ("corpus_margin", float("inf")),
+    ("sieve_threshold", float("nan"))])
+def test_inf_and_nan_are_refused_where_python_can_pass_them(name, value):
+    # A config cannot hold inf or nan (spaCy refuses them, E961), but configure() and the
+    # Python API can: prior_weight = inf made every score inf, threshold = nan every
+    # mention NIL.
+    pipe = spacy.blank("en").add_pipe("bio_linker")
+    with pytest.raises(BioLinkError, match=rf"E102.*`{name}`"):
+        pipe.linker.configure(**{name: value})
+
+
 def test_every_checked_setting_has_a_refused_value_here():
     checked = {s.name for s in SETTINGS if s.check is not None}
-    # nil_id (any string), threshold (any number: a non-number is refused by spaCy's
-    # validation, below) and id_preference (E162, its own message) are tested elsewhere
+    # nil_id (any string), threshold (any finite number: a non-number is refused by
+    # spaCy's validation, below, inf and nan above, one out of the encoder's range by
+    # E125/E127) and id_preference (E162, its own message) are tested elsewhere
     assert checked - {"nil_id", "threshold", "id_preference"} == set(REFUSED)
 
 

@@ -102,6 +102,9 @@ def fail_cleanly(func):
         from catalogue import RegistryError
         from confection import ConfigValidationError
 
+        from ..io.files import forget_replaced, replaced_outputs
+
+        forget_replaced()
         try:
             check_outputs_spare_inputs(kwargs)
             return func(*args, **kwargs)
@@ -116,6 +119,11 @@ def fail_cleanly(func):
             msg.fail(Errors.E192.format(where="config", reason=" ".join(str(err).split())),
                      exits=1)
         except KeyboardInterrupt:
+            done = replaced_outputs()
+            if done:  # a Ctrl-C after an output was swapped in: say it is the new one
+                paths = ", ".join(str(p) for p in dict.fromkeys(done))
+                msg.fail(Errors.E038.format(paths=paths, it="it holds" if len(done) == 1
+                                            else "they hold"), exits=130)
             msg.fail(Errors.E034, exits=130)
 
     return wrapper
@@ -226,7 +234,34 @@ def parse_ks(value: str) -> List[int]:
         raise BioLinkError(Errors.E481.format(option="--ks", value=value)) from None
     if any(k < 1 for k in ks):
         raise BioLinkError(Errors.E481.format(option="--ks", value=value))
+    if max(ks, default=1) > MAX_K:
+        # 99999999999999999999 overflowed deep in the search, after the model was loaded
+        raise BioLinkError(Errors.E480.format(
+            option="--ks", what=f"comma-separated integers in [1, {MAX_K}] (the k of acc@k)",
+            value=value))
     return sorted(ks | {1, 5})
+
+
+# The largest k of acc@k that `evaluate --ks` takes.
+MAX_K = 1000
+# The largest count an integer option (batch sizes, dimensions, rounds...) takes: beyond
+# it, values overflow C integers or allocate without end, deep inside the work.
+MAX_COUNT = 10 ** 9
+# Seeds: numpy's and gensim's take 32-bit unsigned integers.
+MAX_SEED = 2 ** 32 - 1
+
+
+def check_range(option: str, value, lo, hi, *, integer: bool = True) -> None:
+    """E480 when a numeric option is outside [lo, hi] (or inf / nan), before any work."""
+    import math
+
+    if value is None:
+        return
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or (integer and not isinstance(value, int)) or \
+            not math.isfinite(value) or not lo <= value <= hi:
+        raise BioLinkError(Errors.E480.format(option=option, what=f"{kind} in [{lo}, {hi}]",
+                                              value=value))
 
 
 def check_at_least(option: str, value: int, minimum: int) -> None:

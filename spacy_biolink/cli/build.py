@@ -7,7 +7,7 @@ import typer
 
 from ..errors import BioLinkError, Errors
 from ..io.files import check_not_an_input, check_output_path
-from .app import app, corpus_filters, fail_cleanly, msg
+from .app import MAX_COUNT, app, check_range, corpus_filters, fail_cleanly, msg
 
 
 def comma_list(value: Optional[str]) -> Optional[List[str]]:
@@ -130,6 +130,8 @@ def init_linker_cli(
                "code_sources": listed(code_sources, "none"),
                "mesh_branches": listed(mesh_branches, "all"),
                "mesh_supplementary": [str(p) for p in mesh_supplementary] or None}
+    # A verifier's threshold is a probability of synonymy.
+    check_range("--verifier-threshold", verifier_threshold, 0, 1, integer=False)
     new_concept_types = comma_list(augment_new_concepts) or []
     if new_concept_types and not augment:
         raise typer.BadParameter("it adds concepts from --augment's corpora: give --augment too",
@@ -185,8 +187,14 @@ def assemble_cli(
 ):
     """Add LINKER_DIR's bio_linker after NER_DIR's ner and save: a text-in, links-out pipeline.
     A linker of another name already in NER_DIR stays: linkers are added one at a time."""
+    import math
+
     from ..runners.assemble import assemble_pipeline
 
+    # typer's min=0.0 lets inf and nan through (the linker's own check compares them)
+    if nil_threshold is not None and not math.isfinite(nil_threshold):
+        raise BioLinkError(Errors.E480.format(option="--nil-threshold", value=nil_threshold,
+                                              what="a finite number >= 0"))
     nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force, name=name,
                             patterns=patterns, drop_nil=drop_nil,
                             nil_threshold=nil_threshold,
@@ -219,6 +227,8 @@ def ner_patterns_cli(
     if not 0.0 <= min_precision <= 1.0:
         raise BioLinkError(Errors.E480.format(option="--min-precision", what="a number from 0 "
                                               "to 1", value=min_precision))
+    check_range("--min-count", min_count, 1, MAX_COUNT)
+    check_range("--min-length", min_length, 1, MAX_COUNT)
     patterns = patterns_from_corpora(corpus, min_precision=min_precision, min_count=min_count,
                                      min_length=min_length)
     n = write_term_patterns(output, patterns, force=force)

@@ -8,8 +8,8 @@ import typer
 
 from ..errors import BioLinkError, Errors
 from ..io.files import atomic_file, check_output_path
-from .app import (app, check_at_least, corpus_filters, fail_cleanly, msg, parse_ks,
-                  write_output)
+from .app import (MAX_COUNT, MAX_SEED, app, check_at_least, check_range, corpus_filters,
+                  fail_cleanly, msg, parse_ks, write_output)
 
 
 @app.command("evaluate")
@@ -149,6 +149,12 @@ def eval_synonyms_cli(
     check_at_least("--test-rounds", test_rounds, 1)
     check_at_least("--validation-rounds", validation_rounds, 0)
     check_at_least("--train-queries", train_queries, 0)
+    # Upper bounds, inf and nan too: each was taken, and failed or ran for ever deep inside.
+    check_range("--test-rounds", test_rounds, 1, 1000)
+    check_range("--validation-rounds", validation_rounds, 0, 1000)
+    check_range("--train-queries", train_queries, 0, MAX_COUNT)
+    check_range("--seed", seed, 0, MAX_SEED)
+    check_range("--zero-shot-concepts", zero_shot_concepts, 0, MAX_COUNT, integer=False)
     for path, what in ((output, "the metrics"), (save_split, "the split")):
         if path is not None:
             check_output_path(path, what=what)

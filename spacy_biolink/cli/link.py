@@ -7,7 +7,8 @@ import typer
 
 from ..errors import BioLinkError, Errors
 from ..io.files import check_output_path
-from .app import app, check_at_least, fail_cleanly, msg, write_output
+from .app import (MAX_COUNT, app, check_at_least, check_range, fail_cleanly, msg,
+                  write_output)
 
 
 @app.command("link")
@@ -33,10 +34,18 @@ def link_cli(
                                                 help="ray: jsonl (default) or parquet"),
     code: Optional[Path] = typer.Option(None, "--code", help="ray: Python file each worker "
                                         "imports first (custom components)"),
+    force: bool = typer.Option(False, "--force", help="Replace OUTPUT even if it is "
+                               "read-only (refused without it, as cp does)"),
 ):
     """Find and link the entities of every document of INPUT; write them as JSON lines."""
     import time
 
+    from ..runners.local import MAX_BATCH_SIZE
+
+    # Both engines: too large a count overflowed or ran out of files deep inside (E480).
+    check_range("--batch-size", batch_size, 1, MAX_BATCH_SIZE)
+    check_range("--num-workers", num_workers, 1, MAX_COUNT)
+    check_range("--num-gpus", num_gpus, 0, 1024, integer=False)
     if engine != "local":
         return _link_distributed(input_path, model, output, engine=engine, batch_size=batch_size,
                                  num_workers=num_workers, address=address, num_gpus=num_gpus,
@@ -52,7 +61,7 @@ def link_cli(
 
     started = time.perf_counter()
     stats = link_file(model, input_path, output, format=format, batch_size=batch_size,
-                      n_process=n_process)
+                      n_process=n_process, force=force)
     msg.good(f"Wrote {output} ({time.perf_counter() - started:.1f}s)")
     msg.table([("docs", stats.docs), ("entities", stats.entities), ("linked", stats.linked),
                ("NIL", stats.nil), ("docs without entities", stats.docs_without_entities)])
@@ -124,6 +133,7 @@ def visualize_cli(
     if (input_path is None) == (text is None):
         raise BioLinkError(Errors.E757.format(got="both" if text is not None else "neither"))
     check_at_least("--limit", limit, 1)
+    check_range("--doc", doc, 0, MAX_COUNT)
     if input_path is not None:
         documents = list(read_input_documents(input_path))
         if doc is not None:

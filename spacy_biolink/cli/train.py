@@ -5,7 +5,7 @@ from typing import List, Optional
 import typer
 
 from ..io.files import check_output_path
-from .app import app, fail_cleanly, msg
+from .app import MAX_COUNT, MAX_SEED, app, check_range, fail_cleanly, msg
 
 
 @app.command("train-vectors")
@@ -32,6 +32,13 @@ def train_vectors_cli(
     from ..encoders.wordvectors import tokenize
     from ..training.wordvectors import corpus_sentences, train_word_vectors
 
+    # Before any work; huge values overflowed in gensim ("Maximum allowed dimension
+    # exceeded") or ran for ever (--epochs).
+    for option, value, lo, hi in (("--dim", dim, 1, 100_000), ("--window", window, 1, 10_000),
+                                  ("--min-count", min_count, 1, MAX_COUNT),
+                                  ("--epochs", epochs, 1, 100_000),
+                                  ("--seed", seed, 0, MAX_SEED)):
+        check_range(option, value, lo, hi)
     check_output_path(output_dir, kind="dir", what="the word vectors", force=force)
     started = time.perf_counter()
     names = list(load_dictionary(dictionary).names) if dictionary is not None else []
@@ -82,6 +89,8 @@ def ner_vectors_cli(
     from ..kb.readers import load_dictionary
     from ..training.ner_vectors import build_ner_vectors, count_words, save_ner_vectors
 
+    check_range("--rows", rows, 1, MAX_COUNT)
+    check_range("--dim", dim, 1, 100_000)
     check_output_path(output_dir, kind="dir", what="the NER vectors", force=force)
     started = time.perf_counter()
     # A word the NER's tokenizer splits ("Ca(2+)" into "Ca ( 2+ )") needs its pieces'

@@ -7,7 +7,7 @@ PMID, start, end, text, type, ids[, composite part texts]; relation lines
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from ..errors import BioLinkError, Errors, Warnings
 from ..kb.ids import split_gold_ids
@@ -38,6 +38,8 @@ class PubTatorDocument:
     abstract: str = ""
     mentions: List[PubTatorMention] = field(default_factory=list)
     offset_mismatches: List[PubTatorMention] = field(default_factory=list)
+    # The line the document starts at (its first title or abstract line), for messages.
+    line: int = 0
 
     @property
     def text(self) -> str:
@@ -54,12 +56,15 @@ def read_pubtator(path: PathLike, *, types: Optional[Set[str]] = None,
     doc: Optional[PubTatorDocument] = None
     n_mismatched = 0
     first_mismatch = None
+    # PMID -> (first line, fingerprint) of every document read: a PMID seen twice is an
+    # error (E311), or a warning (W311) when both copies are the same.
+    seen: Dict[str, Tuple[int, int]] = {}
     # A control character would end up in a mention, a type or an id; a "\r" inside a
     # line (a file edited on an old Mac) would shift every offset: both are errors.
     for line_no, line in iter_lines(path, "PubTator corpus", control_allowed="\t"):
         if not line.strip():
             if doc is not None:
-                n_mismatched += _finish(doc)
+                n_mismatched += _finish(path, doc, seen)
                 first_mismatch = first_mismatch or _first(doc)
                 if pmids is None or doc.pmid in pmids:
                     yield doc
@@ -69,11 +74,18 @@ def read_pubtator(path: PathLike, *, types: Optional[Set[str]] = None,
             pmid, kind, content = _title_line(path, line_no, line)
             if doc is None or doc.pmid != pmid:
                 if doc is not None:
-                    n_mismatched += _finish(doc)
+                    n_mismatched += _finish(path, doc, seen)
                     first_mismatch = first_mismatch or _first(doc)
                     if pmids is None or doc.pmid in pmids:
                         yield doc
-                doc = PubTatorDocument(pmid)
+                if kind == "a":
+                    raise BioLinkError(Errors.E312.format(path=path, line=line_no, pmid=pmid))
+                doc = PubTatorDocument(pmid, line=line_no)
+                doc_kinds = {}
+            if kind in doc_kinds:  # a second title (or abstract) line in one block
+                raise BioLinkError(Errors.E311.format(path=path, pmid=pmid,
+                                                      first=doc_kinds[kind], second=line_no))
+            doc_kinds[kind] = line_no
             if kind == "t":
                 doc.title = content
             else:
@@ -105,7 +117,7 @@ def read_pubtator(path: PathLike, *, types: Optional[Set[str]] = None,
         parts = [p for p in cols[6].split("|")] if len(cols) > 6 and cols[6].strip() else []
         doc.mentions.append(PubTatorMention(start, end, cols[3], cols[4], cols[5], line_no, parts))
     if doc is not None:
-        n_mismatched += _finish(doc)
+        n_mismatched += _finish(path, doc, seen)
         first_mismatch = first_mismatch or _first(doc)
         if pmids is None or doc.pmid in pmids:
             yield doc
@@ -121,9 +133,28 @@ def _title_line(path, line_no, line):
     return parts
 
 
-def _finish(doc: PubTatorDocument) -> int:
+def _finish(path: Path, doc: PubTatorDocument, seen: Dict[str, Tuple[int, int]]) -> int:
+    """Check a whole document: a PMID seen before (E311, or W311 for an identical copy), a
+    mention across the title/abstract boundary (E313); its mentions that do not match the
+    text at their offsets go to doc.offset_mismatches (their count is returned)."""
+    fingerprint = hash((doc.title, doc.abstract, tuple(
+        (m.start, m.end, m.text, m.type, m.raw_ids, tuple(m.part_texts)) for m in doc.mentions)))
+    if doc.pmid in seen:
+        first, first_fingerprint = seen[doc.pmid]
+        if first_fingerprint != fingerprint:
+            raise BioLinkError(Errors.E311.format(path=path, pmid=doc.pmid, first=first,
+                                                  second=doc.line))
+        warnings.warn(Warnings.W311.format(path=path, pmid=doc.pmid, first=first,
+                                           second=doc.line))
+    else:
+        seen[doc.pmid] = (doc.line, fingerprint)
     text = doc.text
+    boundary = len(doc.title)  # the space that joins title and abstract
     for m in doc.mentions:
+        if doc.abstract and m.start <= boundary < m.end:
+            raise BioLinkError(Errors.E313.format(
+                path=path, line=m.line, mention=m.text, start=m.start, end=m.end,
+                pmid=doc.pmid, boundary=boundary, found=text[m.start:m.end][:200]))
         if m.end > len(text) or text[m.start:m.end].strip() != m.text.strip():
             doc.offset_mismatches.append(m)
     return len(doc.offset_mismatches)

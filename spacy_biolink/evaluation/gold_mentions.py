@@ -22,6 +22,7 @@ The protocol every encoder is judged with (SEEDS.md, "Shared evaluation protocol
 - Top-level acc@k follow the lenient rule, as published figures do.
 - acc@k counts distinct concepts: the k best concepts, not the k best names.
 """
+import warnings
 from collections import Counter, defaultdict
 from itertools import permutations
 from typing import Dict, Iterable, List, Optional, Sequence, Set
@@ -33,7 +34,7 @@ from ..io.progress import progress_bar
 from ..linker.component import BioLinker
 from ..linker.find import the_linker, the_linker_pipe
 from ..corpora.pubtator import read_pubtator
-from ..errors import BioLinkError, Errors
+from ..errors import BioLinkError, Errors, Warnings
 from ..kb.ids import split_gold_id_parts
 from ..index.concepts import Candidates
 from ..linker.policy import Mention
@@ -97,12 +98,15 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
     hits = {rule: Counter() for rule in RULES}
     by_type: Dict[str, Counter] = defaultdict(Counter)
     n_mentions = n_evaluated = 0
+    overlaps: List[str] = []  # one entry per overlapping pair, the first few described
+    n_overlaps = 0
     docs = read_pubtator(corpus, types=types, pmids=pmids)
     for batch in minibatch(progress_bar(docs, desc="evaluate", unit="doc", disable=not progress), batch_size):
         queries: List[_Query] = []
         mentions: List[Mention] = []
         for pubtator_doc in batch:
             doc = make_doc(nlp, pubtator_doc.text, f"{corpus}: PMID {pubtator_doc.pmid}")
+            n_overlaps += _overlapping_pairs(corpus, pubtator_doc, overlaps)
             for m in pubtator_doc.mentions:
                 n_mentions += 1
                 id_parts = split_gold_id_parts(m.raw_ids)
@@ -141,6 +145,9 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
             if errors is not None and lenient != 0:
                 errors.append(_error_record(linker, query, mention_links, lenient))
 
+    if n_overlaps:
+        warnings.warn(Warnings.W312.format(n=n_overlaps, path=corpus, example=overlaps[0]))
+
     def acc(count: int, n: int) -> float:
         return count / n if n else 0.0
 
@@ -175,6 +182,24 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
                                                        "split_composites")}},
     })
     return result
+
+
+def _overlapping_pairs(corpus: PathLike, document, examples: List[str]) -> int:
+    """The number of pairs of `document`'s gold mentions that share characters; the first
+    pair of the corpus is described in `examples` (file:line of each)."""
+    mentions = sorted(document.mentions, key=lambda m: (m.start, m.end))
+    n = 0
+    for i, first in enumerate(mentions):
+        for second in mentions[i + 1:]:
+            if second.start >= first.end:
+                break
+            n += 1
+            if not examples:
+                examples.append(
+                    f"{corpus}:{first.line} {first.text!r} at {first.start}-{first.end} and "
+                    f"{corpus}:{second.line} {second.text!r} at {second.start}-{second.end} "
+                    f"of document {document.pmid}")
+    return n
 
 
 def _protocol_parts(linker: BioLinker, query: _Query, text: str, composites: Counter

@@ -3,6 +3,9 @@
 Reading (every reader and command goes through here):
 - gzip is recognised by its magic bytes, not by the name; a file named .gz that is not
   gzip, and a truncated or corrupt .gz, are errors that name the file.
+- gzip input may inflate to at most MAX_GZIP_RATIO (100) times the compressed bytes
+  read, checked as it streams (E026; the environment variable SPACY_BIOLINK_MAX_GZIP_RATIO
+  raises it): a decompression bomb fails in seconds instead of being read for minutes.
 - text is UTF-8, and a bad byte is reported as path:line with what to do; a byte-order
   mark at the start of a line is dropped (it is never part of an id or a name); readers
   can have control characters rejected with path:line (iter_lines' control_allowed).
@@ -12,9 +15,10 @@ Lines are streamed: a dictionary of 10M lines is never held whole.
 
 Writing: atomic_file / atomic_directory write beside the target and rename into place,
 with the permissions a plain open() would give (0o666 / 0o777 less the umask);
-save_pipeline saves a whole spaCy pipeline that way. check_output_path checks an output
-location, and check_not_an_input that it is none of the command's inputs, before any
-work starts.
+save_pipeline saves a whole spaCy pipeline that way (replaced_outputs names what was
+swapped in, for a Ctrl-C after it). check_output_path checks an output location (a
+read-only file is replaced only with force), and check_not_an_input that it is none of
+the command's inputs, before any work starts.
 """
 import contextlib
 import ctypes
@@ -43,6 +47,13 @@ BOM = "\ufeff"
 _BOM_BYTES = BOM.encode("utf8")
 # What a damaged gzip stream raises while it is read.
 _GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+# A decompression bomb (1 MiB of gzip inflating to 1 GiB of blank lines) would keep a
+# reader busy for minutes: gzip input may inflate to at most MAX_GZIP_RATIO times the
+# compressed bytes read so far (once past _GZIP_RATIO_FLOOR), checked as it streams
+# (E026). Text compresses 3-20x; a user can raise the cap with this environment variable.
+MAX_GZIP_RATIO_ENV = "SPACY_BIOLINK_MAX_GZIP_RATIO"
+MAX_GZIP_RATIO = 100
+_GZIP_RATIO_FLOOR = 1 << 20
 
 
 # ---------------------------------------------------------------- reading
@@ -74,7 +85,7 @@ def open_binary(path: PathLike, what: str = "Input file") -> Iterator[IO[bytes]]
     try:
         start = raw.peek(2)[:2]
         if start == GZIP_MAGIC:
-            stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")
+            stream: IO[bytes] = _BoundedGunzip(path, raw, max_gzip_ratio())  # type: ignore
         elif path.suffix.lower() == ".gz":
             raise BioLinkError(Errors.E014.format(path=path, start=raw.peek(16)[:16]))
         else:
@@ -87,6 +98,52 @@ def open_binary(path: PathLike, what: str = "Input file") -> Iterator[IO[bytes]]
             raise BioLinkError(Errors.E012.format(path=path, reason=err.strerror or err)) from None
     finally:
         raw.close()
+
+
+def max_gzip_ratio() -> int:
+    """The cap on how many times its compressed size gzip input may inflate to:
+    MAX_GZIP_RATIO, or the environment variable MAX_GZIP_RATIO_ENV (E027 if not a whole
+    number >= 1)."""
+    value = os.environ.get(MAX_GZIP_RATIO_ENV, "").strip()
+    if not value:
+        return MAX_GZIP_RATIO
+    try:
+        ratio = int(value)
+    except ValueError:
+        ratio = 0
+    if ratio < 1:
+        raise BioLinkError(Errors.E027.format(env=MAX_GZIP_RATIO_ENV, value=value,
+                                              default=MAX_GZIP_RATIO))
+    return ratio
+
+
+class _BoundedGunzip:
+    """A gunzipping reader of `raw` that raises E026 as soon as what it gave out exceeds
+    `ratio` times the compressed bytes read (past _GZIP_RATIO_FLOOR)."""
+
+    def __init__(self, path: Path, raw: IO[bytes], ratio: int):
+        self.path = path
+        self.raw = raw
+        self.ratio = ratio
+        self.inflated = 0
+        self.gzip = gzip.GzipFile(fileobj=raw, mode="rb")
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:  # read all, a block at a time, checking each
+            return b"".join(iter(lambda: self.read(_BLOCK_SIZE), b""))
+        data = self.gzip.read(size)
+        self.inflated += len(data)
+        if self.inflated > _GZIP_RATIO_FLOOR:
+            compressed = max(self.raw.tell(), 1)
+            if self.inflated > self.ratio * compressed:
+                raise BioLinkError(Errors.E026.format(
+                    path=self.path, ratio=self.ratio, inflated=_mib(self.inflated),
+                    compressed=f"{compressed} bytes", env=MAX_GZIP_RATIO_ENV,
+                    higher=self.ratio * 10))
+        return data
+
+    def close(self) -> None:
+        self.gzip.close()
 
 
 def _gzip_error(path: Path, err: Exception, line: Optional[int] = None) -> BioLinkError:
@@ -399,10 +456,14 @@ def _first_existing(path: Path) -> Path:
 
 def check_output_path(path: PathLike, *, kind: str = "file", what: str = "the output",
                       force: bool = False, example: str = "out.json",
-                      replaced: bool = True) -> Path:
+                      replaced: bool = True, force_option: bool = False) -> Path:
     """Check, before any work starts, that `path` can be written as a `kind` ("file" or
     "dir"): not a directory where a file goes (or the reverse), no file in its way up the
     tree, a writable parent, and for a non-empty directory, `force` (E403).
+
+    An existing read-only file (no write bit in its mode, checked on the mode bits, as
+    root may write anyway) is replaced only with `force` (E035): the message offers
+    --force where the command has one (`force_option`).
 
     A directory that will be `replaced` (swapped in by renames, or emptied) may not be the
     current directory or one above it (E032)."""
@@ -411,6 +472,11 @@ def check_output_path(path: PathLike, *, kind: str = "file", what: str = "the ou
         raise BioLinkError(Errors.E021.format(path=path, what=what, example=example))
     if kind == "dir" and path.exists() and not path.is_dir():
         raise BioLinkError(Errors.E022.format(path=path, what=what))
+    if kind == "file" and not force and path.is_file() and _read_only(path):
+        how = (f"make it writable (chmod u+w {path}) or remove it"
+               + (", or pass --force to replace it anyway" if force_option else ""))
+        raise BioLinkError(Errors.E035.format(path=path, what=what, how=how,
+                                              mode=oct(path.stat().st_mode & 0o777)[2:]))
     if kind == "dir" and replaced and _is_within(Path.cwd(), path):
         # The directory is swapped out by renames: the shell would be left in a deleted one.
         raise BioLinkError(Errors.E032.format(path=path, what=what, cwd=Path.cwd()))
@@ -425,6 +491,17 @@ def check_output_path(path: PathLike, *, kind: str = "file", what: str = "the ou
         raise BioLinkError(Errors.E020.format(path=path, reason="permission denied",
                                               where=existing))
     return path
+
+
+def _read_only(path: Path) -> bool:
+    """True when `path` has no write bit for its owner, or this process may not write it."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not mode & stat.S_IWUSR or not os.access(path, os.W_OK)
 
 
 def _real(path: PathLike) -> str:
@@ -584,6 +661,22 @@ def exchange_paths(a: PathLike, b: PathLike) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+# The outputs atomic_directory / atomic_file have moved into place in this process since
+# forget_replaced(): a Ctrl-C after a swap must not be reported as "nothing changed"
+# (cli/app.py's E038 names them).
+_REPLACED: list = []
+
+
+def replaced_outputs() -> list:
+    """The outputs moved into place since the last forget_replaced(), in order."""
+    return list(_REPLACED)
+
+
+def forget_replaced() -> None:
+    """Start a new command: no output of it has been moved into place yet."""
+    _REPLACED.clear()
+
+
 def save_pipeline(nlp: Any, path: PathLike, *, force: bool = True) -> Path:
     """Save a whole spaCy pipeline to `path` so that a kill at any moment leaves the
     old pipeline or the new one, each loadable, never a mix.
@@ -629,6 +722,7 @@ def atomic_directory(target: PathLike, *, force: bool = False) -> Iterator[Path]
             if not force and any(target.iterdir()):
                 raise BioLinkError(Errors.E403.format(path=target))
             if exchange_paths(target, tmp):
+                _REPLACED.append(target)  # before the old one is removed: that takes time
                 shutil.rmtree(tmp, ignore_errors=True)  # the old target, swapped out
             else:
                 # Two renames: a kill between them leaves the old target as .NAME.old,
@@ -637,9 +731,11 @@ def atomic_directory(target: PathLike, *, force: bool = False) -> Iterator[Path]
                 shutil.rmtree(backup, ignore_errors=True)
                 os.replace(target, backup)
                 os.replace(tmp, target)
+                _REPLACED.append(target)
                 shutil.rmtree(backup, ignore_errors=True)
         else:
             os.replace(tmp, target)
+            _REPLACED.append(target)
     except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(err, OSError) and not isinstance(err, BioLinkError):
@@ -673,6 +769,7 @@ def atomic_file(target: PathLike, mode: str = "w") -> Iterator[IO]:
             yield fileh
         os.chmod(tmp_name, 0o666 & ~current_umask())
         os.replace(tmp_name, target)
+        _REPLACED.append(target)
     except BaseException as err:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)

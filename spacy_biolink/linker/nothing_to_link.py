@@ -30,10 +30,23 @@ class NothingToLinkCheck:
         self.warned = False
 
     def __call__(self, docs: Sequence[Doc], n_spans: Sequence[int]) -> None:
-        """Warn (once) if a doc brought no span to link and no pipe before ours sets any."""
+        """Warn (once) if a doc brought no span to link and no pipe before ours sets any
+        (W900), or, with a spans_key, a doc has other span keys but not ours (W901)."""
         if self.warned or all(n_spans):
             return
         setters = self.span_setters()
+        if self.spans_key is not None:
+            missing = [doc for doc, n in zip(docs, n_spans)
+                       if not n and self.spans_key not in doc.spans]
+            # A doc with span keys, or a pipe before ours that sets some, but not our key:
+            # the key is wrong (W900 says it better when nothing sets any span at all).
+            if missing and (len(missing[0].spans) or setters is None or setters):
+                self.warned = True
+                keys = sorted(missing[0].spans.keys())
+                warnings.warn(Warnings.W901.format(
+                    name=self.name, key=self.spans_key,
+                    keys=", ".join(repr(k) for k in keys[:10]) or "none"))
+                return
         if setters is None or setters:
             return
         self.warned = True

@@ -434,13 +434,92 @@ def load_linker_pipeline(path: PathLike, config: Optional[Dict] = None) -> Langu
     except (configparser.Error, RegistryError, ConfigValidationError) as err:
         raise BioLinkError(Errors.E192.format(where=path / "config.cfg",
                                               reason=" ".join(str(err).split()))) from None
+    except ImportError as err:
+        # An edited [nlp.tokenizer] (spacy.ja.JapaneseTokenizer without SudachiPy)
+        reason = " ".join(f"{type(err).__name__}: {err}".split())
+        tokenizer = _configured_tokenizer(path / "config.cfg")
+        if tokenizer is None:
+            raise BioLinkError(Errors.E191.format(path=path, reason=reason)) from None
+        package = err.name or _pip_install_hint(str(err))
+        raise BioLinkError(Errors.E198.format(
+            config=path / "config.cfg", reason=reason,
+            what=f"[nlp.tokenizer] @tokenizers = {tokenizer!r}",
+            install=f" (`pip install {package}`)" if package else "")) from None
     except _LOAD_ERRORS as err:
         damaged = find_damaged_pipeline_file(path)
         if damaged is not None:
             raise BioLinkError(Errors.E190.format(path=path, file=damaged[0],
                                                   reason=damaged[1])) from None
         reason = " ".join(f"{type(err).__name__}: {err}".split())
+        foreign = _foreign_component_at_fault(path, err)
+        if foreign is not None:
+            name, factory, what = foreign
+            if len(reason) > 300:  # spaCy's E002 lists every factory
+                reason = reason[:reason.find(". ") + 1 or 300]
+            raise BioLinkError(Errors.E197.format(
+                path=path, name=name, factory=factory, what=what, reason=reason,
+                file=path / name)) from None
         raise BioLinkError(Errors.E191.format(path=path, reason=reason)) from None
+
+
+# The factories of spacy-biolink's own components: a load failing in any other is not ours.
+_OWN_FACTORIES = ("bio_linker", "bio_drop_nil", "bio_propagate", "bio_gazetteer",
+                  "bio_term_ruler")
+
+
+def _pipeline_config(config_path: Path) -> Optional[Dict]:
+    try:
+        return util.load_config(config_path, interpolate=False)
+    except Exception:  # noqa: BLE001 - an unreadable config was reported by spacy.load
+        return None
+
+
+def _configured_tokenizer(config_path: Path) -> Optional[str]:
+    """The @tokenizers the config names, when it is not spaCy's default one."""
+    config = _pipeline_config(config_path) or {}
+    name = ((config.get("nlp") or {}).get("tokenizer") or {}).get("@tokenizers")
+    return None if name in (None, "spacy.Tokenizer.v1") else str(name)
+
+
+def _pip_install_hint(message: str) -> str:
+    """The packages of a `pip install ...` an ImportError's message names, if any."""
+    import re
+
+    found = re.search(r"pip install ([\w\-\[\]. ]+?)`", message)
+    return found.group(1).strip() if found else ""
+
+
+def _foreign_component_at_fault(path: Path, err: BaseException
+                                ) -> Optional[Tuple[str, str, str]]:
+    """(name, factory, what failed) when the load failed in a component whose factory
+    is not spacy-biolink's: reading its saved state (the component spaCy's from_disk was
+    reading when `err` was raised), or creating it (no installed package registers its
+    factory). None otherwise."""
+    config = _pipeline_config(path / "config.cfg")
+    if config is None:
+        return None
+    blocks = config.get("components") or {}
+    factories = {name: str(block.get("factory")) for name, block in blocks.items()
+                 if isinstance(block, dict) and "factory" in block}
+    reading = None
+    tb = err.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "from_disk" and code.co_filename.endswith(
+                str(Path("spacy") / "util.py")):
+            reading = tb.tb_frame.f_locals.get("key")
+            break
+        tb = tb.tb_next
+    if reading in factories and factories[reading] not in _OWN_FACTORIES:
+        return reading, factories[reading], f"cannot read its saved state in {path / reading}"
+    try:
+        lang = util.get_lang_class(str(config["nlp"]["lang"]))
+    except Exception:  # noqa: BLE001 - a bad lang was reported by spacy.load
+        return None
+    for name, factory in factories.items():
+        if factory not in _OWN_FACTORIES and not lang.has_factory(factory):
+            return name, factory, "names a factory that no installed package registers"
+    return None
 
 
 # The files spaCy itself writes into a pipeline directory, each with how it is read.

@@ -861,6 +861,12 @@ def _check_threshold(threshold: float, encoder: Model, prior_max: Optional[float
         raise BioLinkError(Errors.E125.format(
             value=threshold, similarity=encoder.attrs.get("similarity"), name=encoder.name,
             lo=round(lo, 6), hi=round(hi, 6)))
+    if threshold <= lo:
+        # At the lowest score the rule keeps every candidate (score >= threshold): a
+        # threshold that does nothing, e.g. -1.0 with a cosine encoder.
+        raise BioLinkError(Errors.E127.format(
+            value=threshold, similarity=encoder.attrs.get("similarity"), name=encoder.name,
+            lo=round(lo, 6), hi=round(hi, 6)))
 
 # Settings (config.cfg) with a check (settings.py); the saved cfg's copies are checked too.
 CONFIG_KEYS = tuple(s.name for s in SETTINGS if s.check is not None and s.name != "id_preference")

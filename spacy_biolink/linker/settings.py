@@ -10,6 +10,7 @@ before a setting existed links as it did; `chosen` is the value chosen on dev th
 init-linker's default config writes and a step block written without it gets.
 """
 import inspect
+import math
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy
@@ -24,6 +25,12 @@ PRIOR_MODES = ("add", "order")
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finite(value) -> bool:
+    """A number that is not inf or nan (which pass `_number`, and then every comparison
+    of the NIL rule or the prior's sum goes wrong)."""
+    return _number(value) and math.isfinite(value)
 
 
 def _integer(minimum: int) -> Callable[[Any], bool]:
@@ -74,7 +81,7 @@ SETTINGS: Tuple[Setting, ...] = (
     Setting("k", int, 10, "concepts retrieved per mention (a concept scores as its best name)", _integer(1), "an integer >= 1"),
     Setting("threshold", float, 0.45,
             "candidates scoring under it are dropped; a mention with none gets nil_id (chosen for TF-IDF cosines)",
-            _number, "a number", step="nil_rule"),
+            _finite, "a finite number", step="nil_rule"),
     Setting("max_entities_per_mention", int, 5, "the most concepts kept in kb_ents",
             _integer(1), "an integer >= 1", step="nil_rule"),
     Setting("nil_id", str, "NIL", "the kb_id_ of a mention linked to nothing",
@@ -100,8 +107,10 @@ SETTINGS: Tuple[Setting, ...] = (
             "to be answered from the D names (Triplet-Search uses 0.95)", step="sieve"),
     Setting("prior_weight", float, 0.0,
             "near ties go to the concept the augmenting corpora annotated most: + weight * ln(1 + n)",
-            lambda value: _number(value) and value >= 0,
-            "a number >= 0 (0: no annotation prior; init-linker's default is 0.005)",
+            _in_range(0, 1),
+            "a number in [0, 1] (0: no annotation prior; init-linker's default is 0.005; "
+            "it adds weight * ln(1 + count) to scores of at most 1, so a weight near 1 "
+            "already outweighs the similarity)",
             step="prior", chosen=0.005),
     Setting("prior_mode", str, "add",
             "\"order\": the prior only orders the candidates, scores stay similarities; \"add\": it adds to them",

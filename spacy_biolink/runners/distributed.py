@@ -29,6 +29,8 @@ import logging
 import os
 from pathlib import Path
 import re
+import socket
+import sys
 import time
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 import warnings
@@ -460,6 +462,9 @@ def link_corpus(input_path: PathLike, model: PathLike, output_dir: PathLike, *,
         raise BioLinkError(Errors.E812.format(workers=num_workers, gpus=num_gpus))
     todo, done_earlier = plan_shards(input_path, output_dir, output_format=output_format)
     model = check_model_dir(model)
+    ray_module = sys.modules.get("ray")
+    if ray_module is None or not ray_module.is_initialized():  # else the address is unused
+        check_ray_address(address)  # before any output: a dead address fails in seconds
     output_dir = Path(output_dir).resolve()
     output_dir.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(todo)
@@ -552,10 +557,16 @@ def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int
     quiet = _QuietRay()
     if not ray.is_initialized():
         quiet.before_init()
-        ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR,
-                 # workers' own stderr (C++ lines, Ray Data notices) stays in Ray's log
-                 # files; a shard's failure reaches the driver as a result or an exception
-                 log_to_driver=False)
+        try:
+            ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR,
+                     # workers' own stderr (C++ lines, Ray Data notices) stays in Ray's log
+                     # files; a shard's failure reaches the driver as a result or an exception
+                     log_to_driver=False)
+        except (ConnectionError, TimeoutError, ValueError) as err:
+            if address is None:
+                raise
+            reason = " ".join(str(err).split())[:300]
+            raise BioLinkError(Errors.E837.format(address=address, reason=reason)) from None
         started_ray = True
     context = ray.data.DataContext.get_current()
     saved = context.enable_progress_bars, context.max_errored_blocks
@@ -606,6 +617,35 @@ def _run_on_ray(todo: List[ShardTask], model: Path, *, num_workers: Optional[int
             # `ray::MapWorker`s (~840 MB each) outlived the command, adopted by init.
             stop_worker_processes({r["pid"] for r in results.values() if r.get("pid")})
         quiet.exit()
+
+
+# How long joining a cluster (--address HOST:PORT) may wait for its port to answer: Ray
+# itself retries a dead address for minutes (NUM_REDIS_GET_RETRIES, gRPC reconnects).
+ADDRESS_TIMEOUT_S = 5.0
+
+
+def check_ray_address(address: Optional[str], timeout: float = ADDRESS_TIMEOUT_S) -> None:
+    """E836 unless something accepts a TCP connection at the HOST:PORT of `address`
+    ("HOST:PORT" or "ray://HOST:PORT") within `timeout` seconds. "auto", "local" and None
+    (Ray finds or starts the cluster itself) are not checked."""
+    if not address or address in ("auto", "local"):
+        return
+    target = address[len("ray://"):] if address.startswith("ray://") else address
+    host, _, port = target.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return  # not HOST:PORT: Ray gives its own error
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except socket.timeout:
+        reason = "no answer"
+    except OSError as err:
+        reason = err.strerror or str(err) or type(err).__name__
+    else:
+        return
+    raise BioLinkError(Errors.E836.format(address=address, host=host, port=port,
+                                          reason=reason, timeout=timeout))
 
 
 def workers_note(workers: int, requested: Optional[int], shards: int) -> Optional[str]:

@@ -225,14 +225,27 @@ def warn_if_nothing_to_link(nlp: Language, without_entities: int, total: int, *,
 def check_pipe_settings(batch_size: int, n_process: int) -> None:
     """nlp.pipe's batch_size and n_process, checked before any work: batch size 0 made
     `link` write an empty file and exit 0, n_process 0 fail deep in spaCy."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+    import os
+
+    # Upper bounds too: 99999999999999999999 overflowed (batch size) or opened processes
+    # until the system ran out of files (n_process), after the model was loaded.
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or \
+            not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise BioLinkError(Errors.E480.format(option="--batch-size (batch_size)",
-                                              what="an integer >= 1", value=batch_size))
+                                              what=f"an integer in [1, {MAX_BATCH_SIZE}]",
+                                              value=batch_size))
     if isinstance(n_process, bool) or not isinstance(n_process, int) \
-            or not (n_process >= 1 or n_process == -1):
-        raise BioLinkError(Errors.E480.format(option="--n-process (n_process)",
-                                              what="an integer >= 1 (or -1: one per CPU)",
-                                              value=n_process))
+            or not (1 <= n_process <= MAX_PROCESSES or n_process == -1):
+        raise BioLinkError(Errors.E480.format(
+            option="--n-process (n_process)",
+            what=f"an integer in [1, {MAX_PROCESSES}] (this machine has "
+                 f"{os.cpu_count() or 1} CPUs; more processes only compete for them), or -1 "
+                 "(one per CPU)", value=n_process))
+
+
+# The most documents nlp.pipe is given per batch, and the most worker processes.
+MAX_BATCH_SIZE = 1_000_000
+MAX_PROCESSES = 1024
 
 
 def linker_kb(nlp: Language) -> Optional[Mapping]:
@@ -304,15 +317,17 @@ def link_documents(nlp: Language, documents: Iterable[InputDocument], *,
 
 def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path: PathLike, *,
               format: Optional[str] = None, batch_size: int = 64, n_process: int = 1,
-              progress: bool = True) -> LinkStats:
+              progress: bool = True, force: bool = False) -> LinkStats:
     """Link every document of `input_path` and write one JSON line each to `output_path`.
+
+    force: replace `output_path` even if it is read-only (E035 without it).
 
     nlp: a pipeline with one or more bio_linker pipes, or the directory of a saved one
         (loaded after the input has been checked). An `output_path` ending in .gz is gzipped.
     """
     check_pipe_settings(batch_size, n_process)
     check_output_path(output_path, what="the linked documents (JSONL)",
-                      example="linked.jsonl")
+                      example="linked.jsonl", force=force, force_option=True)
     n_documents = 0
     given_entities = 0
     for document in read_input_documents(input_path, format=format):

@@ -187,6 +187,9 @@ def read_tsv(path: PathLike, on_bad_line: str = "error") -> Iterator[Concept]:
 def _parse_tsv(line_no: int, path, line: str, cols: List[str]) -> Concept:
     if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
         raise _malformed(path, line_no, "tsv", "expected name<TAB>id[<TAB>type]", line)
+    if len(cols) > 3:  # a tab inside a field: its pieces would be read as other columns
+        raise BioLinkError(Errors.E006.format(path=path, line=line_no, n=len(cols),
+                                              text=line[:200]))
     ids = [i.strip() for i in cols[1].split(ID_SEPARATOR) if i.strip()]
     return _checked(path, line_no, "tsv", line,
                     Concept(ids, [cols[0]], type=cols[2].strip() if len(cols) > 2 else ""))

@@ -55,9 +55,25 @@ class TypeFilter:
                     if joined and not allowed.isdisjoint(joined.split("|")):
                         mask[c] = True
             if not mask.any():
-                warnings.warn(Warnings.W020.format(types=sorted(allowed), label=label))
+                warnings.warn(Warnings.W020.format(types=_shown(self._given.get(label, allowed)),
+                                                   label=label, known=_known_types(dictionary)))
             self._masks[label] = mask
         return mask
+
+
+def _shown(types, first: int = 8) -> str:
+    """The first few of `types`, sorted, and how many more."""
+    types = sorted(set(types))
+    more = f" and {len(types) - first} more" if len(types) > first else ""
+    return ", ".join(repr(t) for t in types[:first]) + more
+
+
+def _known_types(dictionary) -> str:
+    """The types the dictionary's concepts have, the first few, for W020."""
+    if dictionary.types is None:
+        return "none (it gives no concept a type)"
+    known = {t for joined in dictionary.types if joined for t in joined.split("|")}
+    return _shown(known) if known else "none (it gives no concept a type)"
 
 
 def check_type_filter(value) -> Dict[str, frozenset]:
