@@ -179,21 +179,6 @@ def _convert_outputs(model: Model, inputs_outputs, is_train: bool):
     return probs.detach().cpu().numpy().astype(numpy.float32), backprop
 
 
-def siamese_verifier(n_vocab: int, embed_dim: int, lstm_hidden: int,
-                     dense_sizes: Sequence[int], attention: bool, dropout: float,
-                     batch_size: int) -> Model[List[Pair], numpy.ndarray]:
-    """A thinc model scoring (mention, candidate name) pairs with a siamese LSTM network:
-    the probability that both name the same concept. Its word vocab is set when training."""
-    from .layers.siamese import SiameseNet
-    from .torch_wrapper import wrap_torch_module
-
-    net = wrap_torch_module(SiameseNet(n_vocab, embed_dim, lstm_hidden, tuple(dense_sizes),
-                                       attention, dropout),
-                            convert_inputs=_convert_inputs, convert_outputs=_convert_outputs)
-    return Model("siamese_verifier", _forward, layers=[net],
-                 attrs={"vocab": WordVocab(), "batch_size": batch_size, "output": "probability"})
-
-
 INPUTS = ("words", "subwords")
 
 
@@ -201,10 +186,11 @@ def siamese_verifier_v2(n_vocab: int, embed_dim: int, lstm_hidden: int,
                         dense_sizes: Sequence[int], attention: bool, dropout: float,
                         batch_size: int, inputs: str = "subwords",
                         tfidf_feature: bool = False) -> Model[List[Pair], numpy.ndarray]:
-    """siamese_verifier with a choice of input units (`inputs`: "words", v1's word vocab,
-    or "subwords", a transformer tokenizer's) and, with `tfidf_feature`, the names'
-    TF-IDF character-trigram cosine beside the learnt distance. The vocab, the table and
-    the TF-IDF are set by the trainer."""
+    """A thinc model scoring (mention, candidate name) pairs with a siamese LSTM network:
+    the probability that both name the same concept. `inputs`: its units, "words" (a
+    word vocab) or "subwords" (a transformer tokenizer's); with `tfidf_feature`, the
+    names' TF-IDF character-trigram cosine beside the learnt distance. The vocab, the
+    table and the TF-IDF are set by the trainer."""
     from .layers.siamese import SiameseNet
     from .torch_wrapper import wrap_torch_module
 

@@ -24,7 +24,9 @@ def build_siamese_verifier(n_vocab: int = 2, embed_dim: int = 100, lstm_hidden: 
                            dropout: float = 0.0, batch_size: int = 1024):
     """Seed 004's Siamese synonymy classifier: List[(name, name)] -> p(synonym).
     n_vocab and embed_dim are filled in by `train` from the word vectors."""
-    from ..encoders.siamese import siamese_verifier
+    from ..encoders.siamese import siamese_verifier_v2
 
-    return siamese_verifier(n_vocab, embed_dim, lstm_hidden, dense_sizes, attention, dropout,
-                            batch_size)
+    # v1 is v2 over words without the TF-IDF input (v2's model reads a missing `inputs`
+    # attr as "words", so v1's saved verifiers load into it as they are)
+    return siamese_verifier_v2(n_vocab, embed_dim, lstm_hidden, dense_sizes, attention,
+                               dropout, batch_size, inputs="words", tfidf_feature=False)
