@@ -174,9 +174,10 @@ def dictionary_block(base: Dict, *, format: Optional[str] = None,
         if on_bad_line != "error":
             block["on_bad_line"] = on_bad_line
         for key, value in (given or {}).items():
+            if value is not None and key in LIST_FILTERS:
+                value = [value] if isinstance(value, str) else list(value)
             if value is not None:
-                block[key] = [value] if key in LIST_FILTERS and isinstance(value, str) \
-                    else list(value) if key in LIST_FILTERS else value
+                block[key] = value
         return block
 
     block = loader(dict(base), filters, format)
