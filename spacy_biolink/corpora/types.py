@@ -1,0 +1,56 @@
+"""The six PubTator entity types, and each corpus's own type names mapped onto them.
+
+PubTator3, BioRED and the corpora AIONER trains on each name types in their own words
+(BioRED's GeneOrGeneProduct, tmVar3's five mutation types, NCBI-disease's four disease
+types). Our NER predicts, and our linkers are labelled with, the six names below; every
+converter and evaluator maps corpus types through `six_type_label` so that one table
+says what each corpus's type is.
+"""
+from typing import Dict, FrozenSet, Optional
+
+GENE = "Gene"
+DISEASE = "Disease"
+CHEMICAL = "Chemical"
+SPECIES = "Species"
+VARIANT = "Variant"
+CELL_LINE = "CellLine"
+SIX_TYPES = (GENE, DISEASE, CHEMICAL, SPECIES, VARIANT, CELL_LINE)
+
+# Corpus type name -> one of SIX_TYPES. A type absent here (GNormPlus's FamilyName and
+# DomainMotif, NLM-Gene's Cell and ChromosomeLocation) is none of the six: converters
+# leave such mentions out of the gold entities.
+CORPUS_TYPE_LABELS: Dict[str, str] = {
+    # BioRED
+    "GeneOrGeneProduct": GENE,
+    "DiseaseOrPhenotypicFeature": DISEASE,
+    "ChemicalEntity": CHEMICAL,
+    "OrganismTaxon": SPECIES,
+    "SequenceVariant": VARIANT,
+    "CellLine": CELL_LINE,
+    # NCBI-disease
+    "SpecificDisease": DISEASE,
+    "DiseaseClass": DISEASE,
+    "CompositeMention": DISEASE,
+    "Modifier": DISEASE,
+    # tmVar3
+    "DNAMutation": VARIANT,
+    "ProteinMutation": VARIANT,
+    "SNP": VARIANT,
+    "OtherMutation": VARIANT,
+    "AcidChange": VARIANT,
+    "ProteinAllele": VARIANT,
+    "DNAAllele": VARIANT,
+    # the six themselves (BC5CDR, GNormPlus, Linnaeus, S800, BioID, tmVar3)
+    **{name: name for name in SIX_TYPES},
+}
+
+
+def six_type_label(corpus_type: str) -> Optional[str]:
+    """One of SIX_TYPES for a corpus's mention type, or None when it is none of them."""
+    return CORPUS_TYPE_LABELS.get(corpus_type)
+
+
+def corpus_types_for(labels) -> FrozenSet[str]:
+    """Every corpus type name that maps to one of `labels` (for filtering mentions)."""
+    wanted = set(labels)
+    return frozenset(name for name, label in CORPUS_TYPE_LABELS.items() if label in wanted)
