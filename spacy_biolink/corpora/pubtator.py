@@ -92,12 +92,16 @@ def read_pubtator(path: PathLike, *, types: Optional[Set[str]] = None,
                 doc.abstract = content
             continue
         cols = line.split("\t")
-        if len(cols) == 4 and not cols[1].strip().isdigit():  # relation: PMID CID a b
+        # relation: PMID CID a b, or BioRED's PMID type a b Novel|No
+        if len(cols) in (4, 5) and not cols[1].strip().isdigit():
             continue
+        if len(cols) == 5:
+            # GNormPlus's and NLM-Gene's FamilyName/DomainMotif mentions carry no id column
+            cols.append("")
         if len(cols) < 6:
             raise BioLinkError(Errors.E301.format(
                 path=path, line=line_no, text=line[:200],
-                reason=f"{len(cols)} tab-separated fields, expected 6 or 7 (or 4 for a relation)"))
+                reason=f"{len(cols)} tab-separated fields, expected 6 or 7 (or 4 or 5 for a relation)"))
         if doc is None or cols[0] != doc.pmid:
             raise BioLinkError(Errors.E301.format(
                 path=path, line=line_no, text=line[:200],

@@ -34,8 +34,9 @@ from ..io.progress import progress_bar
 from ..linker.component import BioLinker
 from ..linker.find import the_linker, the_linker_pipe
 from ..corpora.pubtator import read_pubtator
+from ..corpora.types import corpus_types_for, six_type_label
 from ..errors import BioLinkError, Errors, Warnings
-from ..kb.ids import split_gold_id_parts
+from ..corpora.types import gold_id_parts
 from ..index.concepts import Candidates
 from ..linker.policy import Mention
 from ..io.util import PathLike
@@ -93,6 +94,10 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
     dictionary = linker.dictionary
     labels = set(linker.cfg.get("labels") or ())
     depth = max(max(ks), linker.cfg["k"])
+    # Labels whose ids a stage builds itself (variants, stages/variants.py): their
+    # mentions are evaluated whether or not the dictionary holds their ids.
+    open_labels = {label for stage in linker.stages.values()
+                   for label in getattr(stage, "open_labels", ())}
     skipped: Counter = Counter()
     composites: Counter = Counter()
     hits = {rule: Counter() for rule in RULES}
@@ -100,6 +105,10 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
     n_mentions = n_evaluated = 0
     overlaps: List[str] = []  # one entry per overlapping pair, the first few described
     n_overlaps = 0
+    if types:
+        # "--types Disease" also keeps BioRED's DiseaseOrPhenotypicFeature and NCBI-disease's
+        # four disease types: one name per type whatever the corpus calls it.
+        types = set(types) | corpus_types_for(types)
     docs = read_pubtator(corpus, types=types, pmids=pmids)
     for batch in minibatch(progress_bar(docs, desc="evaluate", unit="doc", disable=not progress), batch_size):
         queries: List[_Query] = []
@@ -109,18 +118,23 @@ def evaluate_gold_mentions(nlp: Language, corpus: PathLike, *, types: Optional[S
             n_overlaps += _overlapping_pairs(corpus, pubtator_doc, overlaps)
             for m in pubtator_doc.mentions:
                 n_mentions += 1
-                id_parts = split_gold_id_parts(m.raw_ids)
+                id_parts = gold_id_parts(m.raw_ids, m.type)
                 all_ids = {i for part in id_parts for i in part}
-                if labels and m.type not in labels:
+                # A corpus's own type name (BioRED's ChemicalEntity) is the linker's label
+                # (Chemical) it maps to.
+                label = (six_type_label(m.type) or m.type) if labels and m.type not in labels \
+                    else m.type
+                if labels and label not in labels:
                     skipped["not_linker_label"] += 1
                 elif not all_ids:
                     skipped["no_id"] += 1
-                elif all(dictionary.concept_index(i) is None for i in all_ids):
+                elif all(dictionary.concept_index(i) is None for i in all_ids) and not (
+                        open_labels and {label, six_type_label(m.type)} & open_labels):
                     skipped["not_in_dictionary"] += 1
                 else:
                     # The mention's type is the label type_filter keys on, as convert
                     # labels spans.
-                    mentions.append(Mention(doc, m.start, m.end, m.text, m.type))
+                    mentions.append(Mention(doc, m.start, m.end, m.text, label))
                     where = None
                     if errors is not None:
                         where = {"pmid": pubtator_doc.pmid, "line": m.line, "text": m.text,
@@ -222,7 +236,8 @@ def _error_record(linker: BioLinker, query: _Query, mention_links, rank: Optiona
     dictionary = linker.dictionary
     parts = []
     for text, candidates in mention_links:
-        top = [{"ids": list(dictionary.ids_of(c)), "concept_name": (dictionary.names_of(c) or [""])[0],
+        top = [{"ids": [c] if isinstance(c, str) else list(dictionary.ids_of(c)),
+                "concept_name": "" if isinstance(c, str) else (dictionary.names_of(c) or [""])[0],
                 "score": round(float(score), 4)}
                for c, score in candidates[:3]]
         parts.append({"text": text, "query": linker.linker.query_key(text), "top": top})
@@ -231,7 +246,9 @@ def _error_record(linker: BioLinker, query: _Query, mention_links, rank: Optiona
 
 def _ranked_ids(linker: BioLinker, candidates: Candidates) -> List[Set[str]]:
     threshold = linker.cfg["threshold"]
-    return [set(linker.dictionary.ids_of(c)) for c, score in candidates if score >= threshold]
+    # A string is an id a stage built itself (policy.reported_id).
+    return [{c} if isinstance(c, str) else set(linker.dictionary.ids_of(c))
+            for c, score in candidates if score >= threshold]
 
 
 def _first_rank(ranked: List[Set[str]], gold: Set[str]) -> Optional[int]:

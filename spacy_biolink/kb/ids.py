@@ -46,6 +46,20 @@ def split_gold_id_parts(raw: str) -> List[List[str]]:
             for part in raw.split("|")]
 
 
+# GNormPlus's `50929(Tax:10090)`: the gene's species, said beside its id.
+_TAX_SUFFIX = re.compile(r"\(Tax:\d+\)\s*$")
+
+
+def split_ncbi_id_parts(raw: str) -> List[List[str]]:
+    """split_gold_id_parts for NCBI Gene and NCBI Taxonomy ids, which are bare numbers
+    (`6528` is a gene, not OMIM:6528). GNormPlus and NLM-Gene list the genes a mention may
+    mean with `,` or `;` (`3172,3651,6927` for "MODY"): one part whose ids are each right,
+    like `+`. GNormPlus's `(Tax:N)` after an id is dropped."""
+    return [[_TAX_SUFFIX.sub("", i).strip() for i in re.split(r"[+,;]", part)
+             if i.strip() and i.strip() not in ("-1", "-")]
+            for part in raw.split("|")]
+
+
 # Namespaces of bare ids, as MEDIC and the corpora write them: MeSH descriptors
 # (D + 6 or 9 digits) and supplementary concepts (C + 6 or 9 digits), UMLS CUIs (C + 7).
 _BARE_NAMESPACES = [(re.compile(r"^D\d{6}(\d{3})?$"), "MESH"),
