@@ -62,7 +62,8 @@ def evaluate_cli(
 @fail_cleanly
 def evaluate_end_to_end_cli(
     model_dir: Path = typer.Argument(..., help="Saved pipeline: NER (or any span source) + bio_linker"),
-    gold: Path = typer.Argument(..., help="DocBin from `convert` (gold ents with kb_id_)"),
+    gold: Path = typer.Argument(..., help="DocBin from `convert` (gold ents with kb_id_), "
+                                "or a BioC XML/JSON corpus (.gz ok)"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write metrics JSON here"),
     linker: Optional[str] = typer.Option(None, "--linker", help="Score only this linker's "
                                          "spans (default: every linker's)"),
@@ -74,8 +75,18 @@ def evaluate_end_to_end_cli(
 
     if output is not None:
         check_output_path(output, what="the metrics")
-    result = evaluate_end_to_end(load_linker_pipeline(model_dir), gold, linker=linker,
-                                 path=model_dir)
+    nlp = load_linker_pipeline(model_dir)
+    gold_docs = gold
+    if gold.is_file() and gold.suffix != ".spacy":
+        from ..corpora.bioc import bioc_format, bioc_gold_docs
+        from ..corpora.types import CORPUS_TYPE_LABELS
+
+        # A BioC corpus is converted here with the pipeline's tokenizer, its types labelled
+        # with the six types the linkers' labels name (BioRED's DiseaseOrPhenotypicFeature
+        # is Disease); the corpus types stay beside them for --types.
+        if bioc_format(gold) is not None:
+            gold_docs = bioc_gold_docs(nlp, gold, labels=dict(CORPUS_TYPE_LABELS))
+    result = evaluate_end_to_end(nlp, gold_docs, linker=linker, path=model_dir)
     result["model"] = str(model_dir)
     print(format_end_to_end_table(result))
     if output is not None:

@@ -9,18 +9,22 @@ from ..errors import BioLinkError, Errors
 from ..io.files import check_output_path
 from .app import (MAX_COUNT, app, check_at_least, check_range, fail_cleanly, msg,
                   write_output)
+from .build import comma_list
 
 
 @app.command("link")
 @fail_cleanly
 def link_cli(
-    input_path: Path = typer.Argument(..., help=".txt (one document a line) or .jsonl "
-                                                "({\"text\": ...} a line, other keys kept); .gz ok"),
+    input_path: Path = typer.Argument(..., help=".txt (one document a line), .jsonl "
+                                                "({\"text\": ...} a line, other keys kept) "
+                                                "or BioC XML/JSON; .gz ok"),
     model: Path = typer.Option(..., "--model", "-m", help="Saved pipeline with bio_linker "
                                                           "(and an ner, to find entities)"),
-    output: Path = typer.Option(..., "--output", "-o", help="JSONL to write, one object a document"),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL to write, one object a "
+                                "document (BioC for an output named .bioc.json, .json or .xml)"),
     format: Optional[str] = typer.Option(None, "--format", "-f",
-                                         help="txt|jsonl; inferred from INPUT's name if omitted"),
+                                         help="txt|jsonl|bioc; inferred from INPUT's name "
+                                         "(and a BioC file's content) if omitted"),
     batch_size: int = typer.Option(64, "--batch-size", "-b", help="Documents per nlp.pipe batch"),
     n_process: int = typer.Option(1, "--n-process", "-n", help="Worker processes for nlp.pipe"),
     engine: str = typer.Option("local", "--engine", help="local: one process, one file; ray: "
@@ -31,13 +35,19 @@ def link_cli(
                                           "(auto, ray://HOST:10001); default: a local one"),
     num_gpus: Optional[float] = typer.Option(None, "--num-gpus", help="ray: GPUs per actor"),
     output_format: Optional[str] = typer.Option(None, "--output-format",
-                                                help="ray: jsonl (default) or parquet"),
+                                                help="jsonl (default), bioc-json or bioc-xml "
+                                                "(default from OUTPUT's name); ray: jsonl "
+                                                "or parquet"),
+    types: Optional[str] = typer.Option(None, "--types", help="Only entities of these "
+                                        "labels, comma-separated (e.g. Disease,Chemical); "
+                                        "default every type"),
     code: Optional[Path] = typer.Option(None, "--code", help="ray: Python file each worker "
                                         "imports first (custom components)"),
     force: bool = typer.Option(False, "--force", help="Replace OUTPUT even if it is "
                                "read-only (refused without it, as cp does)"),
 ):
-    """Find and link the entities of every document of INPUT; write them as JSON lines."""
+    """Find and link the entities of every document of INPUT; write them as JSON lines
+    (or as BioC JSON/XML)."""
     import time
 
     from ..runners.local import MAX_BATCH_SIZE
@@ -46,22 +56,27 @@ def link_cli(
     check_range("--batch-size", batch_size, 1, MAX_BATCH_SIZE)
     check_range("--num-workers", num_workers, 1, MAX_COUNT)
     check_range("--num-gpus", num_gpus, 0, 1024, integer=False)
+    if engine != "local" and types is not None:
+        raise BioLinkError(Errors.E367.format(types=types, engine=engine))
     if engine != "local":
         return _link_distributed(input_path, model, output, engine=engine, batch_size=batch_size,
                                  num_workers=num_workers, address=address, num_gpus=num_gpus,
                                  output_format=output_format, code=code)
     ray_only = {"--num-workers": num_workers, "--address": address, "--num-gpus": num_gpus,
-                "--output-format": output_format, "--code": code}
+                "--code": code}
     if any(value is not None for value in ray_only.values()):
         raise BioLinkError(Errors.E809.format(
             options=", ".join(k for k, v in ray_only.items() if v is not None)))
     if input_path.is_dir():
         raise BioLinkError(Errors.E810.format(path=input_path))
-    from ..runners.local import link_file
+    from ..runners.local import link_file, link_output_format
 
+    # Checked before any work: a typo must not cost the pipeline's loading.
+    link_output_format(output, output_format)
     started = time.perf_counter()
     stats = link_file(model, input_path, output, format=format, batch_size=batch_size,
-                      n_process=n_process, force=force)
+                      n_process=n_process, force=force, output_format=output_format,
+                      keep_types=comma_list(types))
     msg.good(f"Wrote {output} ({time.perf_counter() - started:.1f}s)")
     msg.table([("docs", stats.docs), ("entities", stats.entities), ("linked", stats.linked),
                ("NIL", stats.nil), ("docs without entities", stats.docs_without_entities)])

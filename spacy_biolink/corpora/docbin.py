@@ -199,8 +199,8 @@ def tokenizer_nlp_from_config(config_path: PathLike, command: str = "convert",
 def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
                      nlp: Optional[Language] = None, types: Optional[Set[str]] = None,
                      pmids: Optional[Set[str]] = None, spans_key: str = "mentions",
-                     labels: Optional[Dict[str, str]] = NCBI_DISEASE_LABELS
-                     ) -> ConversionStats:
+                     labels: Optional[Dict[str, str]] = NCBI_DISEASE_LABELS,
+                     exclude_pmids: Optional[Set[str]] = None) -> ConversionStats:
     """Convert a PubTator file (.gz ok) to a `.spacy` DocBin (see the module docstring).
 
     The whole corpus is read before anything is written, and the file is written beside
@@ -211,6 +211,8 @@ def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
     `Disease`, the label configs/ner.cfg's NER predicts, so `spacy evaluate` scores NER
     against it. None keeps the corpus types as labels. Either way the corpus types stay
     in `doc.spans[spans_key].attrs["types"]`.
+    exclude_pmids: documents left out (the dev and test documents of other corpora that
+    this one holds too, so that what is measured on them was never trained on).
     """
     output_path = Path(output_path)
     if output_path.suffix != ".spacy":
@@ -218,7 +220,8 @@ def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
     nlp = nlp if nlp is not None else spacy.blank("en")
     stats = ConversionStats()
     doc_bin = DocBin(store_user_data=True)
-    documents = read_pubtator(input_path, types=types, pmids=pmids)
+    documents = (d for d in read_pubtator(input_path, types=types, pmids=pmids)
+                 if not exclude_pmids or d.pmid not in exclude_pmids)
     for doc in pubtator_to_docs(nlp, documents, spans_key=spans_key, stats=stats,
                                 labels=labels):
         doc_bin.add(doc)

@@ -3,6 +3,12 @@
 For people who do not write Python: documents in, one JSON object per document out.
 
 Input (.gz ok):
+* BioC XML or BioC JSON (told by content; `.xml`, `.json`, `.bioc`): one document per BioC
+  document, its passages placed at their offsets in one text (corpora/bioc.py), so an
+  abbreviation defined in one passage is known in all. Its annotations, when it has any,
+  are the spans to link, as a .jsonl "entities" list is (labelled with their six-type
+  label, BioRED's DiseaseOrPhenotypicFeature as Disease); the output's annotations are
+  the linked entities, in their place.
 * `.txt`: one document a line; blank lines are skipped.
 * `.jsonl`: one JSON object a line with a `"text"` string. Every other key (`"id"`,
   `"pmid"`, ...) is copied to the output record unchanged. An optional `"entities"` list
@@ -21,6 +27,13 @@ A pipeline with several linkers (a disease and a chemical linker, each given its
 `labels`) has every linker's results: each entity's ids, names and NIL come from the
 linker that linked it, named under `"linker"` (null for a span whose label no linker
 takes). With one linker, records have no `"linker"` key.
+
+Output as BioC JSON or XML instead (`output_format` "bioc-json"/"bioc-xml", or an output
+named .json, .bioc.json or .xml): the input's collection, documents, passages and texts
+(a .txt or .jsonl document as one passage at offset 0), each entity an annotation of the
+passage it starts in, with infons `type` (its label), `identifier` (its kb_id), `score`,
+`name` and, with several linkers, `linker`, at the input's offsets. They replace the input's
+annotations; its relations, which name those annotations, are not written.
 
 The input is read twice: once to check every line before the pipeline loads (a typo on
 line 90 000 should not cost an hour of linking), once to link. The output is written
@@ -45,12 +58,17 @@ from ..io.files import atomic_file, check_input_file, check_output_path, iter_li
 from ..io.util import PathLike
 from ..kb.lookup import canonical_name_reader
 from ..text.docs import make_doc
+from ..corpora.types import six_type_label
+from ..corpora.bioc import (BIOC_FORMATS, BioCDocument, BioCWriter, bioc_format,
+                            output_format_of, read_bioc, read_bioc_collection, record_to_bioc)
 
 logger = logging.getLogger(__name__)
 
 TEXT_KEY = "text"
 ENTITIES_KEY = "entities"
 FORMATS = ("txt", "jsonl")
+BIOC_INPUT_FORMATS = ("bioc",) + BIOC_FORMATS
+OUTPUT_FORMATS = ("jsonl",) + BIOC_FORMATS
 _SUFFIX_FORMATS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
@@ -63,6 +81,9 @@ class InputDocument:
     passthrough: Dict[str, Any] = field(default_factory=dict)
     # (start_char, end_char, label) triples; None when the input gave no "entities" key
     entities: Optional[List[Tuple[int, int, str]]] = None
+    # Entities that overlap once widened to tokens: the longest kept (a BioC document's
+    # annotations, two in one token of spaCy's), instead of an error (a .jsonl's).
+    keep_longest: bool = False
 
 
 @dataclass
@@ -95,6 +116,10 @@ def read_input_documents(path: PathLike, *, format: Optional[str] = None
     if not path.exists():
         raise BioLinkError(Errors.E750.format(path=path))
     check_input_file(path, "Input file")
+    if is_bioc_input(path, format):
+        for document in read_bioc(path, format=format):
+            yield bioc_input_document(document)
+        return
     fmt = input_format(path, format)
     # Control characters are kept: they are text to link (a form feed between pages),
     # and spaCy tokenizes them as whitespace.
@@ -105,6 +130,44 @@ def read_input_documents(path: PathLike, *, format: Optional[str] = None
             yield InputDocument(text=line, line=line_no)
         else:
             yield _parse_json_line(path, line_no, line)
+
+
+def is_bioc_input(path: PathLike, format: Optional[str] = None) -> bool:
+    """Whether `link` reads `path` as BioC: `format` bioc, bioc-xml or bioc-json, or no
+    format given and a BioC collection inside (E360 for a `format` bioc that is not)."""
+    if format is not None and format not in BIOC_INPUT_FORMATS:
+        return False
+    found = bioc_format(path, format)
+    if found is None and format is not None:
+        raise BioLinkError(Errors.E360.format(path=path))
+    return found is not None
+
+
+def bioc_input_document(document: BioCDocument) -> InputDocument:
+    """A BioC document as `link` input: its text, its id copied to the output record, and
+    its annotations, if it has any, as the spans to link (as a .jsonl "entities" list),
+    labelled with their six-type label (corpora/types.py) or, for another type, their own.
+    Of overlapping annotations (in their characters, or in the tokens they are widened to)
+    the longest, then the first, is kept: a Doc's entities cannot overlap."""
+    if not document.mentions:
+        return InputDocument(text=document.text, line=document.line,
+                             passthrough={"id": document.pmid})
+    entities = []
+    for mention in sorted(document.mentions, key=lambda m: (m.start - m.end, m.start)):
+        entities.append((mention.start, mention.end,
+                         six_type_label(mention.type) or mention.type))
+    kept: List[Tuple[int, int, str]] = []
+    taken: List[Tuple[int, int]] = []
+    for start, end, label in entities:
+        if all(end <= s or start >= e for s, e in taken):
+            kept.append((start, end, label))
+            taken.append((start, end))
+    if len(kept) < len(entities):
+        logger.info("BioC document %s: %d overlapping annotation(s) left out of the spans "
+                    "to link", document.pmid, len(entities) - len(kept))
+    return InputDocument(text=document.text, line=document.line,
+                         passthrough={"id": document.pmid}, entities=sorted(kept),
+                         keep_longest=True)
 
 
 def _parse_json_line(path: Path, line_no: int, line: str) -> InputDocument:
@@ -164,6 +227,10 @@ def make_input_doc(nlp: Language, document: InputDocument, path: PathLike = "<in
                                                   value=[start, end, label],
                                                   reason="it covers no token"))
         spans.append(span)
+    if document.keep_longest:
+        from spacy.util import filter_spans
+
+        spans = filter_spans(spans)
     try:
         doc.ents = spans
     except ValueError as err:
@@ -317,22 +384,39 @@ def link_documents(nlp: Language, documents: Iterable[InputDocument], *,
 
 def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path: PathLike, *,
               format: Optional[str] = None, batch_size: int = 64, n_process: int = 1,
-              progress: bool = True, force: bool = False) -> LinkStats:
-    """Link every document of `input_path` and write one JSON line each to `output_path`.
+              progress: bool = True, force: bool = False,
+              output_format: Optional[str] = None,
+              keep_types: Optional[Sequence[str]] = None) -> LinkStats:
+    """Link every document of `input_path` and write one JSON line each to `output_path`
+    (or, with `output_format` bioc-json/bioc-xml or an output named so, one BioC
+    collection; see the module doc).
 
     force: replace `output_path` even if it is read-only (E035 without it).
+    keep_types: only entities of these labels are linked and written (a `bio_types` pipe
+        is put before the first linker; None or empty keeps all).
 
     nlp: a pipeline with one or more bio_linker pipes, or the directory of a saved one
         (loaded after the input has been checked). An `output_path` ending in .gz is gzipped.
     """
     check_pipe_settings(batch_size, n_process)
-    check_output_path(output_path, what="the linked documents (JSONL)",
-                      example="linked.jsonl", force=force, force_option=True)
-    n_documents = 0
-    given_entities = 0
-    for document in read_input_documents(input_path, format=format):
-        n_documents += 1
-        given_entities += document.entities is not None
+    out_format = link_output_format(output_path, output_format)
+    check_output_path(output_path, what="the linked documents "
+                      f"({'JSONL' if out_format == 'jsonl' else 'BioC'})",
+                      example="linked.jsonl" if out_format == "jsonl" else "linked.bioc.json",
+                      force=force, force_option=True)
+    collection = None
+    sources: Optional[List[BioCDocument]] = None
+    if is_bioc_input(input_path, format):
+        # Read once and kept: writing BioC back needs each document's passages.
+        collection, sources = read_bioc_collection(input_path, format)
+        n_documents = len(sources)
+        given_entities = sum(bool(document.mentions) for document in sources)
+    else:
+        n_documents = 0
+        given_entities = 0
+        for document in read_input_documents(input_path, format=format):
+            n_documents += 1
+            given_entities += document.entities is not None
     model_path = None
     if not isinstance(nlp, Language):
         from ..linker.pipeline import load_linker_pipeline
@@ -340,26 +424,65 @@ def link_file(nlp: Union[Language, PathLike], input_path: PathLike, output_path:
         model_path = nlp
         nlp = load_linker_pipeline(nlp)
     require_linkers(nlp, model_path or "<given nlp>")
+    if keep_types:
+        add_type_choice(nlp, keep_types)
     stats = LinkStats()
     warn_if_nothing_to_link(nlp, n_documents - given_entities, n_documents,
                             model_path=model_path or "<given nlp>")
     linked = LinkedRecords(nlp)
     from ..io.progress import progress_bar
 
-    records = link_documents(nlp, read_input_documents(input_path, format=format),
-                             path=input_path, batch_size=batch_size, n_process=n_process,
-                             records=linked)
+    documents = (map(bioc_input_document, sources) if sources is not None
+                 else read_input_documents(input_path, format=format))
+    records = link_documents(nlp, documents, path=input_path, batch_size=batch_size,
+                             n_process=n_process, records=linked)
+    records = progress_bar(records, total=n_documents, unit="doc", disable=not progress,
+                           desc="Linking")
     gzipped = Path(output_path).suffix == ".gz"
-    with atomic_file(output_path, "wb" if gzipped else "w") as raw:
-        fileh = gzip.open(raw, "wt", encoding="utf8") if gzipped else raw
+    with atomic_file(output_path, "wb" if gzipped or out_format != "jsonl" else "w") as raw:
+        fileh = raw
+        if gzipped:
+            fileh = gzip.open(raw, "wt" if out_format == "jsonl" else "wb", encoding=(
+                "utf8" if out_format == "jsonl" else None))
         try:
-            for record in progress_bar(records, total=n_documents, unit="doc", disable=not progress,
-                               desc="Linking"):
-                fileh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                linked.count(stats, record)
+            if out_format == "jsonl":
+                for record in records:
+                    fileh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    linked.count(stats, record)
+            else:
+                writer = BioCWriter(fileh, out_format, collection)
+                for number, record in enumerate(records):
+                    writer.write(record_to_bioc(record, sources[number] if sources else None,
+                                                number=number))
+                    linked.count(stats, record)
+                writer.close()
         finally:
             if gzipped:
                 fileh.close()
     logger.info("Linked %d docs: %d entities, %d linked, %d NIL", stats.docs, stats.entities,
                 stats.linked, stats.nil)
     return stats
+
+
+def link_output_format(output_path: PathLike, output_format: Optional[str] = None) -> str:
+    """jsonl, bioc-json or bioc-xml: `output_format` when given, else from the output's name
+    (.xml, .json, .bioc[.json]; anything else is JSONL, as before BioC)."""
+    if output_format is not None:
+        if output_format not in OUTPUT_FORMATS:
+            reason = ("parquet is written by --engine ray only" if output_format == "parquet"
+                      else "not a format link writes")
+            raise BioLinkError(Errors.E365.format(value=output_format, reason=reason))
+        return output_format
+    return output_format_of(output_path) or "jsonl"
+
+
+def add_type_choice(nlp: Language, keep: Sequence[str]) -> None:
+    """Keep only entities of `keep` from here on: set the pipeline's bio_types pipe, or
+    add one before its first linker."""
+    from ..ner.type_choice import TYPES_NAME
+
+    if TYPES_NAME in nlp.pipe_names:
+        nlp.replace_pipe(TYPES_NAME, TYPES_NAME, config={"keep": list(keep)})
+        return
+    first_linker = next(name for name, _ in linker_pipes(nlp))
+    nlp.add_pipe(TYPES_NAME, before=first_linker, config={"keep": list(keep)})
