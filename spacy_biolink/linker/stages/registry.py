@@ -125,3 +125,46 @@ def build_learned_reranker_v3(k: int = 20, temperature: float = 1.0,
 
     return LearnedReranker(k=k, temperature=temperature, calibrated=True,
                            nil_precision=nil_precision, retriever_features=retriever_features)
+
+
+@registry.misc("spacy-biolink.GeneContext.v1")
+def build_gene_context(margin: float = 1e-6, species: bool = True, name_sources: bool = True,
+                       short_forms: bool = True):
+    """Registered `spacy-biolink.GeneContext.v1`: a gene linker's tied candidates (scores
+    within `margin` of the best) ordered by the document's species (human or not, from
+    its words), then dictionary names before corpus-only ones, then corpus counts; with
+    short_forms, a mention whose abbreviation was resolved is also searched as written
+    (linker/stages/gene_context.py). Nothing to train."""
+    from .gene_context import GeneContext
+
+    return GeneContext(margin=margin, species=species, name_sources=name_sources,
+                       short_forms=short_forms)
+
+
+@registry.misc("spacy-biolink.VariantNormalizer.v1")
+def build_variant_normalizer(labels: List[str] = ["Variant"], fallback: bool = True,
+                             prefer_exact: bool = False, rules: Optional[str] = None):
+    """Registered `spacy-biolink.VariantNormalizer.v1`: mentions of `labels` get the
+    tmVar-style id (`p|SUB|V|600|E`, `rs2297882`) of the first rule of the rule table
+    that matches their text (data/variant_rules.tsv, or the table file `rules`; saved
+    with the pipeline); one no rule matches keeps the retriever's candidates (fallback)
+    or none. prefer_exact: a mention whose text is a dictionary name keeps the
+    dictionary's answer (a corpus annotated "M404V" as rs771966860) before the rules
+    (linker/stages/variants.py)."""
+    from .variants import VariantNormalizer
+
+    return VariantNormalizer(labels, fallback=fallback, prefer_exact=prefer_exact,
+                             rules=rules)
+
+
+@registry.misc("spacy-biolink.ScoreCalibration.v1")
+def build_score_calibration(method: str = "platt"):
+    """Registered `spacy-biolink.ScoreCalibration.v1`: the last stage before the NIL rule;
+    each candidate's score becomes the probability that it is right (Platt scaling of its
+    score and its margin over the best other candidate, one set of weights for a list's
+    first and one for the rest, fitted on dev gold mentions by training/calibrate.py or
+    the `calibrate` command and saved with the pipeline), so `threshold` is a
+    probability."""
+    from .calibration import ScoreCalibration
+
+    return ScoreCalibration(method)
