@@ -268,7 +268,11 @@ class LinkingPolicy:
         """The id kb_id_ and kb_ents give for a concept: its id in the namespace that
         comes first in id_preference. A concept whose primary id is in no listed
         namespace (a MONDO term, a UMLS CUI) keeps it; list that namespace after
-        another (["MESH", "MONDO"]) to report the other instead."""
+        another (["MESH", "MONDO"]) to report the other instead. A string is an id a
+        stage built itself, outside the dictionary (a variant's `p|SUB|V|600|E`,
+        stages/variants.py): reported as it is."""
+        if isinstance(concept, str):
+            return concept
         found = self._reported_ids.get(concept)
         if found is not None:
             return found
