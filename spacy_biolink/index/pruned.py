@@ -362,6 +362,11 @@ class PrunedSparseIndex(SparseIndex):
 
             self.words = WordPostings.from_arrays(arrays, self.names_t.shape[1],
                                                   self.names_t.shape[0])
+        if self.prunes and _sparse_kernels() is not None:
+            # Loaded with the pipeline, not on its first batch, like SparseIndex's kernels.
+            from . import block_kernels  # noqa: F401
+            if self.words is not None:
+                from . import word_kernels  # noqa: F401
         return self
 
 

@@ -43,8 +43,9 @@ def top_k(values: numpy.ndarray, ids: numpy.ndarray, k: int) -> SearchResult:
 
 
 def _sparse_kernels():
-    """The numba kernel module, imported on first search (not at spacy.load); None when
-    numba cannot be imported, and SparseIndex falls back to scipy."""
+    """The numba kernel module, imported when a saved index is loaded (from_state) or on
+    the first search of one built in this process; None when numba cannot be imported,
+    and SparseIndex falls back to scipy."""
     global _KERNELS
     if _KERNELS is None:
         try:
@@ -246,6 +247,9 @@ class SparseIndex(NameIndex):
         this index and return it."""
         self.names_t = sparse.csr_matrix(
             (arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(meta["shape"]))
+        # The kernels (numba's start-up and its cached compiled code) are loaded with the
+        # pipeline, so that its first batch runs as fast as the next (issue 58).
+        _sparse_kernels()
         return self
 
 

@@ -696,6 +696,8 @@ class LearnedReranker(Stage):
             self.set_model(state["model"], state["label_types"], state.get("calibration"))
         except (ValueError, KeyError, TypeError) as err:
             raise BioLinkError(Errors.E531.format(path="<stage state>", reason=str(err))) from None
+        # Its numba kernels are loaded with the pipeline, not on its first batch (issue 58).
+        from . import learned_reranker_kernels  # noqa: F401
 
     def set_model(self, model_text: str, label_types: Dict[str, Dict[str, float]],
                   calibration: Optional[Dict] = None) -> None:
