@@ -1,7 +1,7 @@
 """`python -m spacy_biolink ...`: build, evaluate and use linking pipelines.
 
 One module per command group, each adding its commands to the one typer app:
-build.py (init-linker, assemble, convert), train.py (train-vectors, train),
+build.py (init-linker, assemble, convert), train.py (train-vectors, train, calibrate),
 evaluate.py (evaluate, evaluate-e2e, report, eval-synonyms, eval-relatedness,
 score-pairs, eval-pairs), link.py (link, visualize); app.py holds what they share.
 """
