@@ -85,6 +85,11 @@ def init_linker_cli(
         help="--augment's mention types (comma-separated, e.g. Chemical) whose ids the "
              "dictionary lacks become concepts of their own, named by their mentions, "
              "instead of being skipped (ids a newer vocabulary merged or retired)"),
+    augment_exclude_pmids: Optional[Path] = typer.Option(
+        None, "--augment-exclude-pmids",
+        help="A file of PMIDs (one a line), or a corpus, whose documents --augment's "
+             "corpora leave out: the dev and test documents the linker will be measured "
+             "on, where another corpus holds them too"),
     spelling_map: Optional[Path] = typer.Option(None, "--spelling-map",
                                                 help="`wrong||right` file of mention typos"),
     encoder: Optional[Path] = typer.Option(None, "--encoder", "-e",
@@ -136,6 +141,9 @@ def init_linker_cli(
     if new_concept_types and not augment:
         raise typer.BadParameter("it adds concepts from --augment's corpora: give --augment too",
                                  param_hint="--augment-new-concepts")
+    if augment_exclude_pmids is not None and not augment:
+        raise typer.BadParameter("it leaves documents out of --augment's corpora: give "
+                                 "--augment too", param_hint="--augment-exclude-pmids")
     started = time.perf_counter()
     nlp = init_linker(output_dir, dictionary, format=format, config_path=config,
                       augment=augment, spelling_map=spelling_map, encoder=encoder, force=force,
@@ -144,7 +152,8 @@ def init_linker_cli(
                       overrides=parse_config_overrides(ctx.args), dictionary_filters=filters,
                       on_bad_line=on_bad_line, extend=extend, extend_format=extend_format,
                       extend_filters={"mesh_branches": listed(extend_mesh_branches, "all")},
-                      augment_new_concepts=new_concept_types)
+                      augment_new_concepts=new_concept_types,
+                      augment_exclude_pmids=augment_exclude_pmids)
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "
              f"{linker.dictionary.n_names} names ({time.perf_counter() - started:.1f}s)")
@@ -179,6 +188,15 @@ def assemble_cli(
                                                        "entities of these labels (comma-"
                                                        "separated); the others stay, "
                                                        "unlinked"),
+    type_choice: bool = typer.Option(False, "--type-choice",
+                                     help="Add bio_types (keep: every type) before the "
+                                     "linkers, so spacy.load(..., config=...) can restrict "
+                                     "the entity types"),
+    drop_below: Optional[float] = typer.Option(None, "--drop-below", min=0.0,
+                                               help="With --drop-nil, also drop entities "
+                                               "whose best link scores under this; the "
+                                               "linkers keep their own NIL threshold, so "
+                                               "gold spans still get their best concept"),
     propagate: Optional[str] = typer.Option(None, "--propagate", help="Add bio_propagate "
                                             "after the NER with these rules (comma-"
                                             "separated): abbreviations (a defined short "
@@ -192,14 +210,16 @@ def assemble_cli(
     from ..runners.assemble import assemble_pipeline
 
     # typer's min=0.0 lets inf and nan through (the linker's own check compares them)
-    if nil_threshold is not None and not math.isfinite(nil_threshold):
-        raise BioLinkError(Errors.E480.format(option="--nil-threshold", value=nil_threshold,
-                                              what="a finite number >= 0"))
+    for option, value in (("--nil-threshold", nil_threshold), ("--drop-below", drop_below)):
+        if value is not None and not math.isfinite(value):
+            raise BioLinkError(Errors.E480.format(option=option, value=value,
+                                                  what="a finite number >= 0"))
     nlp = assemble_pipeline(ner_dir, linker_dir, output_dir, force=force, name=name,
                             patterns=patterns, drop_nil=drop_nil,
                             nil_threshold=nil_threshold,
                             propagate=comma_list(propagate),
-                            drop_nil_labels=comma_list(drop_nil_labels))
+                            drop_nil_labels=comma_list(drop_nil_labels),
+                            drop_below=drop_below, type_choice=type_choice)
     msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
 
 
@@ -240,7 +260,7 @@ def ner_patterns_cli(
 @app.command("convert")
 @fail_cleanly
 def convert_cli(
-    input_path: Path = typer.Argument(..., help="PubTator corpus (.gz ok)"),
+    input_path: Path = typer.Argument(..., help="PubTator or BioC XML/JSON corpus (.gz ok)"),
     output_path: Path = typer.Argument(..., help="DocBin to write (.spacy)"),
     types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
     pmids: Optional[Path] = typer.Option(None, "--pmids", help="File of PMIDs to keep, one a line"),
@@ -248,20 +268,73 @@ def convert_cli(
                                     help="Label entities with the corpus' own mention types "
                                     "(NCBI's SpecificDisease, DiseaseClass, ...) instead of "
                                     "Disease, the label configs/ner.cfg's NER predicts"),
-    config: Optional[Path] = typer.Option(None, "--config",
+    # Named apart from `config`: only its [nlp] is read, so the files of its [paths] (the
+    # training DocBins this command may be writing) are no inputs (check_outputs_spare_inputs)
+    tokenizer_config: Optional[Path] = typer.Option(None, "--config",
                                           help="Tokenize as this training config's [nlp] "
                                           "(lang and tokenizer) does; default spaCy's "
                                           "English tokenizer"),
+    six_types: bool = typer.Option(False, "--six-types",
+                                   help="Label entities with the six PubTator types (Gene, "
+                                   "Disease, Chemical, Species, Variant, CellLine; "
+                                   "corpora/types.py); mentions of none of them stay in "
+                                   "doc.spans only"),
+    partial: bool = typer.Option(False, "--partial",
+                                 help="With --six-types: mark missing (unknown to the NER) "
+                                 "the tokens that may hold a type this corpus does not "
+                                 "annotate (--unknown-terms-from matches, mentions of none "
+                                 "of the six), so it teaches nothing about those types"),
+    annotates: Optional[str] = typer.Option(None, "--annotates",
+                                            help="With --partial: the six types this corpus "
+                                            "annotates, comma-separated (default: those its "
+                                            "mentions carry)"),
+    unknown_terms_from: List[Path] = typer.Option(
+        [], "--unknown-terms-from",
+        help="With --partial: a PubTator file whose mention texts, of the types this corpus "
+        "does not annotate, mark tokens missing (repeatable; training splits only)"),
+    sample: Optional[int] = typer.Option(None, "--sample",
+                                         help="With --six-types: keep this many documents, "
+                                         "drawn with a fixed seed (large caption corpora)"),
+    exclude_pmids: Optional[Path] = typer.Option(
+        None, "--exclude-pmids",
+        help="A file of PMIDs (one a line), or a corpus, whose documents are left out: "
+        "the dev and test documents of other corpora that this one holds too"),
 ):
-    """Convert a PubTator corpus to a spaCy DocBin for `spacy train` and end-to-end evaluation."""
+    """Convert a PubTator or BioC corpus to a spaCy DocBin for `spacy train` and end-to-end
+    evaluation (a BioC document, all its passages, is one Doc)."""
     from ..corpora import convert_pubtator
     from ..corpora.docbin import NCBI_DISEASE_LABELS, tokenizer_nlp_from_config
 
     check_output_path(output_path, what="the DocBin", example="train.spacy")
     type_set, pmid_set = corpus_filters(types, pmids)
-    nlp = tokenizer_nlp_from_config(config) if config is not None else None
-    stats = convert_pubtator(input_path, output_path, types=type_set, pmids=pmid_set, nlp=nlp,
-                             labels=None if keep_types else NCBI_DISEASE_LABELS)
+    held_out = None
+    if exclude_pmids is not None:
+        from ..corpora.bioc import read_pmid_file
+
+        held_out = read_pmid_file(exclude_pmids, "--exclude-pmids")
+    nlp = (tokenizer_nlp_from_config(tokenizer_config)
+           if tokenizer_config is not None else None)
+    if six_types:
+        if type_set or pmid_set:
+            raise BioLinkError(Errors.E544.format(option="--types" if type_set else "--pmids"))
+        _convert_six_types(input_path, output_path, nlp, partial=partial, annotates=annotates,
+                           unknown_terms_from=unknown_terms_from, sample=sample,
+                           exclude_pmids=held_out or frozenset())
+        return
+    for option, given in (("--partial", partial), ("--annotates", annotates),
+                          ("--unknown-terms-from", unknown_terms_from),
+                          ("--sample", sample is not None)):
+        if given:
+            raise BioLinkError(Errors.E542.format(option=option))
+    convert = convert_pubtator
+    if input_path.is_file():
+        from ..corpora.bioc import bioc_format, convert_bioc
+
+        # BioC by content: one Doc per BioC document, all its passages.
+        if bioc_format(input_path) is not None:
+            convert = convert_bioc
+    stats = convert(input_path, output_path, types=type_set, pmids=pmid_set, nlp=nlp,
+                    labels=None if keep_types else NCBI_DISEASE_LABELS, exclude_pmids=held_out)
     msg.good(f"Wrote {output_path}")
     msg.table([("docs", stats.docs), ("mentions", stats.mentions),
                ("without id (kb_id \"\")", stats.without_id), ("ents", stats.ents),
@@ -269,3 +342,34 @@ def convert_cli(
                ("overlapping (not in ents)", stats.overlapping_dropped),
                ("unplaceable (left out)", stats.unplaceable),
                ("text mismatches", stats.text_mismatches)])
+
+
+def _convert_six_types(input_path: Path, output_path: Path, nlp, *, partial: bool,
+                       annotates: Optional[str], unknown_terms_from: List[Path],
+                       sample: Optional[int], exclude_pmids=frozenset()) -> None:
+    """convert --six-types: corpora/partial.py's six-type DocBin, partial or naive."""
+    import spacy
+
+    from ..corpora.partial import (UnknownTerms, convert_six_types, mention_terms,
+                                   parse_six_types)
+    from ..corpora.types import SIX_TYPES
+
+    if sample is not None:
+        check_range("--sample", sample, 1, MAX_COUNT)
+    nlp = nlp if nlp is not None else spacy.blank("en")
+    annotated = parse_six_types(annotates)
+    unknown = None
+    if partial and unknown_terms_from:
+        wanted = set(SIX_TYPES) - annotated if annotated is not None else None
+        unknown = UnknownTerms(nlp, mention_terms(unknown_terms_from, wanted))
+    stats, marked = convert_six_types(input_path, output_path, nlp, partial=partial,
+                                      annotates=annotated, unknown=unknown, sample=sample,
+                                      exclude_pmids=exclude_pmids)
+    msg.good(f"Wrote {output_path}")
+    by_type = ", ".join(f"{k} {v}" for k, v in sorted((marked.missing_by_type or {}).items()))
+    msg.table([("docs", stats.docs), ("mentions", stats.mentions), ("ents", stats.ents),
+               ("misaligned (widened to tokens)", stats.misaligned),
+               ("unplaceable (left out)", stats.unplaceable),
+               ("annotated types", ",".join(marked.annotated)),
+               ("tokens", marked.tokens),
+               ("missing tokens", f"{marked.missing_tokens} ({by_type or 'none'})")])

@@ -187,13 +187,77 @@ class Gazetteer:
 
 def gazetteer_terms(sources: Dict[str, Dict]) -> Dict[str, List[str]]:
     """type -> names of the dictionaries in `sources` (type -> load_dictionary's keyword
-    arguments: path, format, and its filters such as mesh_branches)."""
+    arguments: path, format, and its filters such as mesh_branches). Two formats are read
+    here instead: "hgnc-symbols" (HGNC's TSV: approved, alias and previous symbols and
+    approved names, `hgnc_symbols`) and "pubtator-mentions" (`paths`: PubTator files, a
+    list or a name -> path section, whose mention texts of the source's six-type label
+    are the names, e.g. training splits; `exclude_pmids`, a PMID file or corpus whose
+    documents are left out)."""
     from ..kb.readers.dictionaries import load_dictionary
 
     terms: Dict[str, List[str]] = {}
     for label, settings in sources.items():
         settings = dict(settings)
+        fmt = settings.pop("format", None)
+        if fmt == PUBTATOR_MENTIONS:
+            from ..corpora.partial import mention_terms
+
+            paths = settings.pop("paths")
+            # a config section (name -> path) or a list: a list of interpolated paths
+            # comes out of the config as one joined string
+            paths = list(paths.values()) if isinstance(paths, dict) else paths
+            # `exclude_pmids`: a file of PMIDs or a corpus whose documents' mentions are
+            # left out, so that no dev or test document's gold text becomes a term
+            held_out = settings.pop("exclude_pmids", None)
+            if held_out:
+                from ..corpora.bioc import read_pmid_file
+
+                held_out = read_pmid_file(held_out, "gazetteer exclude_pmids")
+            names = mention_terms(paths, {label}, held_out or frozenset()).get(label, set())
+            terms.setdefault(label, []).extend(sorted(names))
+            continue
         path = settings.pop("path")
-        dictionary = load_dictionary(path, settings.pop("format", None), **settings)
+        if fmt == HGNC_SYMBOLS:
+            terms.setdefault(label, []).extend(hgnc_symbols(path))
+            continue
+        dictionary = load_dictionary(path, fmt, **settings)
         terms.setdefault(label, []).extend(dictionary.names)
     return terms
+
+
+PUBTATOR_MENTIONS = "pubtator-mentions"
+HGNC_SYMBOLS = "hgnc-symbols"
+# HGNC columns whose values name a gene (comma-separated lists in the alias/previous ones)
+_HGNC_NAME_COLUMNS = ("Approved symbol", "Approved name", "Alias symbols", "Previous symbols")
+
+
+def hgnc_symbols(path: PathLike) -> List[str]:
+    """The gene names of HGNC's complete-set TSV (a header line, then one gene a line):
+    approved, alias and previous symbols and approved names of approved genes. Symbols
+    that are English words once lowercased ("MY", "SET") are left out, as the gazetteer
+    matches lowercased tokens and they would tag the words."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    names: List[str] = []
+    columns: Optional[List[int]] = None
+    status = None
+    for line_no, line in iter_lines(path, "HGNC gene table"):
+        cols = line.rstrip("\n").split("\t")
+        if columns is None:
+            missing = [c for c in _HGNC_NAME_COLUMNS if c not in cols]
+            if missing:
+                raise BioLinkError(Errors.E543.format(path=path, line=line_no,
+                                                      missing=missing))
+            columns = [cols.index(c) for c in _HGNC_NAME_COLUMNS]
+            status = cols.index("Status") if "Status" in cols else None
+            continue
+        if status is not None and status < len(cols) and cols[status] != "Approved":
+            continue
+        for header, index in zip(_HGNC_NAME_COLUMNS, columns):
+            value = cols[index] if index < len(cols) else ""
+            # the symbol columns list several, comma-separated; a name may hold commas
+            for name in value.split(",") if "symbol" in header else [value]:
+                name = name.strip()
+                if name and name.lower() not in STOP_WORDS:
+                    names.append(name)
+    return names
