@@ -187,6 +187,34 @@ def test_assemble_nil_threshold_drops_the_unsure_links(ner_dir, linker_dir, tmp_
     assert not (tmp_path / "bad").exists()
 
 
+def test_drop_below_drops_the_span_but_keeps_the_link(ner_dir, linker_dir, tmp_path):
+    """--drop-below puts the raw-text cut on bio_drop_nil, not on the linker: "Diabetes"
+    (between the default threshold and 0.8) leaves doc.ents as under --nil-threshold 0.8,
+    but the linker alone still gives it D003924 and its kb_ents, as a gold span deserves."""
+    patterns = tmp_path / "patterns.jsonl"
+    patterns.write_text('{"label": "Disease", "pattern": "diabetes"}\n')
+    text = "Diabetes and breast cancer."
+    out = tmp_path / "below"
+    result = CliRunner().invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(out),
+                                      "--patterns", str(patterns), "--drop-nil",
+                                      "--drop-below", "0.8"])
+    assert result.exit_code == 0, result.output
+    nlp = spacy.load(out)
+    assert nlp.get_pipe("bio_linker").cfg["threshold"] == 0.45
+    assert nlp.get_pipe_config("bio_drop_nil")["min_score"] == 0.8
+    assert [(e.text, e.kb_id_) for e in nlp(text).ents] == [("breast cancer", "D001943")]
+    with nlp.select_pipes(disable=["bio_drop_nil"]):
+        diabetes = nlp(text).ents[0]
+    assert (diabetes.text, diabetes.kb_id_) == ("Diabetes", "D003924")
+    assert 0.45 <= diabetes._.kb_ents[0][1] < 0.8
+    # only with --drop-nil; a bad value is refused before anything is written
+    for extra in (["--drop-below", "0.8"], ["--drop-nil", "--drop-below", "inf"]):
+        bad = CliRunner().invoke(app, ["assemble", str(ner_dir), str(linker_dir),
+                                       str(tmp_path / "bad")] + extra)
+        assert bad.exit_code != 0 and "E480" in bad.output, bad.output
+        assert not (tmp_path / "bad").exists()
+
+
 def test_an_ner_with_static_vectors_assembles_without_a_vectors_warning(ner_dir, linker_dir,
                                                                          tmp_path):
     """The `all` NER has static vectors and the linker pipeline none: spaCy's W113 (sourced
@@ -240,3 +268,22 @@ def test_assemble_propagate_goes_after_the_ner_and_the_new_spans_are_linked(ner_
                                  "--propagate", ""])
     assert result.exit_code == 1 and "E480" in result.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_type_choice_lets_a_user_restrict_the_types_at_load(ner_dir, linker_dir, tmp_path):
+    """--type-choice puts bio_types before the linkers; the saved pipeline then takes
+    `keep` from spacy.load's config, as every spaCy setting: keeping only Chemical
+    leaves no Disease entity, and the default keeps every type."""
+    out = tmp_path / "typed"
+    result = CliRunner().invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(out),
+                                      "--type-choice", "--propagate", "abbreviations"])
+    assert result.exit_code == 0, result.output
+    nlp = spacy.load(out)
+    assert nlp.pipe_names == ["ner", "bio_propagate", "bio_types", "bio_linker"]
+    text = TRAIN[1][0]
+    assert [(e.text, e.kb_id_) for e in nlp(text).ents] == [("breast cancer", "D001943"),
+                                                           ("NIDDM", "D003924")]
+    chemicals_only = spacy.load(out, config={"components": {"bio_types": {"keep": ["Chemical"]}}})
+    # this NER predicts no Chemical, and the pipe says so once
+    with pytest.warns(UserWarning, match="W360"):
+        assert list(chemicals_only(text).ents) == []

@@ -24,6 +24,7 @@ from ..linker.find import configured_linkers, require_linkers
 from ..linker.nothing_to_link import NothingToLinkCheck
 from ..linker.pipeline import load_linker_pipeline, report_leftover_temp_dirs
 from ..ner.propagate import PROPAGATE_NAME, PROPAGATE_RULES
+from ..ner.type_choice import TYPES_NAME
 from ..ner.term_patterns import TERM_RULER_NAME, add_term_ruler, read_term_patterns
 from .local import entity_setting_pipes
 
@@ -63,7 +64,9 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
                       patterns: Optional[PathLike] = None, drop_nil: bool = False,
                       nil_threshold: Optional[float] = None,
                       propagate: Optional[Sequence[str]] = None,
-                      drop_nil_labels: Optional[Sequence[str]] = None) -> Language:
+                      drop_nil_labels: Optional[Sequence[str]] = None,
+                      drop_below: Optional[float] = None,
+                      type_choice: bool = False) -> Language:
     """Save NER_DIR's pipeline with LINKER_DIR's linkers added after it to OUTPUT_DIR.
 
     Each linker keeps its pipe name from LINKER_DIR; `name` renames the linker of a
@@ -87,11 +90,20 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
         others stay, unlinked): where the NER is right about most of the spans the
         linker cannot link, as for chemicals the vocabulary does not hold. They must be
         labels the pipeline's NER sets (E480).
+    drop_below: with drop_nil, also drop the entities whose best link scores under it
+        (bio_drop_nil's `min_score`), while the linkers keep their own NIL threshold: a
+        gold span the user hands the linker still gets its best concept and `kb_ents`.
+        The raw-text cut that nil_threshold puts on the linkers, without that cost.
+    type_choice: put `bio_types` (ner/type_choice.py, `keep` empty: every type) after the
+        NER and bio_propagate, before the linkers, so that a user restricts the types of
+        the saved pipeline at load: spacy.load(path, config={"components": {"bio_types":
+        {"keep": ["Disease", "Chemical"]}}}).
     """
-    if drop_nil_labels is not None and not drop_nil:
-        raise BioLinkError(Errors.E480.format(option="--drop-nil-labels",
-                                              value=",".join(drop_nil_labels),
-                                              what="given with --drop-nil"))
+    for option, value in (("--drop-nil-labels", drop_nil_labels), ("--drop-below", drop_below)):
+        if value is not None and not drop_nil:
+            shown = ",".join(value) if isinstance(value, (list, tuple)) else value
+            raise BioLinkError(Errors.E480.format(option=option, value=shown,
+                                                  what="given with --drop-nil"))
     propagate_config = _propagate_config(propagate) if propagate is not None else None
     output_dir = check_output_path(output_dir, kind="dir", what="the joined pipeline",
                                    force=force)
@@ -129,13 +141,19 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
         # entity_setting_pipes is not empty (E758 above); the linkers come after it.
         nlp.add_pipe(PROPAGATE_NAME, config=propagate_config,
                      after=entity_setting_pipes(nlp)[-1])
+    if type_choice and TYPES_NAME not in nlp.pipe_names:
+        after = PROPAGATE_NAME if PROPAGATE_NAME in nlp.pipe_names \
+            else entity_setting_pipes(nlp)[-1]
+        nlp.add_pipe(TYPES_NAME, after=after)
     if drop_nil_labels is not None:
         _check_entity_labels(nlp, drop_nil_labels)
-        if DROP_NIL_NAME in nlp.pipe_names:  # replaced, with its new labels, still last
-            nlp.remove_pipe(DROP_NIL_NAME)
+    if (drop_nil_labels is not None or drop_below is not None) \
+            and DROP_NIL_NAME in nlp.pipe_names:  # replaced, with its new settings, still last
+        nlp.remove_pipe(DROP_NIL_NAME)
     if drop_nil and DROP_NIL_NAME not in nlp.pipe_names:
         nlp.add_pipe("bio_drop_nil", name=DROP_NIL_NAME,
-                     config={"labels": list(drop_nil_labels or [])})
+                     config={"labels": list(drop_nil_labels or []),
+                             "min_score": float(drop_below or 0.0)})
     # Settings the linker's pipeline keeps in its meta (e.g. kb_url_template) travel with it
     if "biolink" in linker_nlp.meta:
         nlp.meta["biolink"] = {**nlp.meta.get("biolink", {}), **linker_nlp.meta["biolink"]}
