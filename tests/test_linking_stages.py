@@ -236,6 +236,39 @@ def test_augment_new_concepts_makes_unknown_ids_of_the_named_types_linkable(tmp_
     assert refused.returncode != 0 and "--augment" in refused.stdout + refused.stderr
     assert not (tmp_path / "nothing").exists()
 
+def test_augment_exclude_pmids_leaves_held_out_documents_out(tmp_path, caplog):
+    """--augment-exclude-pmids: a training corpus's document that is also a dev or test
+    document (BioRED shares abstracts with BC5CDR) adds no names; a PMID file and a
+    corpus (its documents' PMIDs) both say which; without --augment it is refused."""
+    dictionary = tmp_path / "chemicals.tsv"
+    dictionary.write_text("aspirin\tD001241\ncisplatin\tD002945\n", encoding="utf8")
+    train = tmp_path / "train.txt"
+    train.write_text(
+        "1|t|ASA given.\n1\t0\t3\tASA\tChemical\tD001241\n\n"
+        "2|t|CDDP given.\n2\t0\t4\tCDDP\tChemical\tD002945\n\n", encoding="utf8")
+    test = tmp_path / "test.txt"
+    test.write_text("2|t|CDDP again.\n2\t0\t4\tCDDP\tChemical\tD002945\n\n", encoding="utf8")
+    pmids = tmp_path / "held_out.txt"
+    pmids.write_text("2\n", encoding="utf8")
+    names = {}
+    for held_out in (None, pmids, test):
+        out = tmp_path / f"linker_{held_out.name if held_out else 'all'}"
+        extra = ["--augment-exclude-pmids", held_out] if held_out else []
+        with caplog.at_level("INFO"):
+            invoke_cli("init-linker", out, "--dictionary", dictionary, "--format", "tsv",
+                       "--augment", train, *extra)
+        linker = spacy.load(out).get_pipe("bio_linker")
+        names[held_out] = sorted(linker.dictionary.names_of(
+            linker.dictionary.concept_index("D002945")))
+    assert names[None] == ["CDDP", "cisplatin"]
+    assert names[pmids] == names[test] == ["cisplatin"]
+    assert "1 held-out documents left out" in caplog.text
+    refused = invoke_cli("init-linker", tmp_path / "nothing", "--dictionary", dictionary,
+                         "--augment-exclude-pmids", pmids, check=False)
+    assert refused.returncode != 0 and "--augment" in refused.stdout + refused.stderr
+    assert not (tmp_path / "nothing").exists()
+
+
 def test_evaluation_follows_the_linker_settings(stages_dictionary, tmp_path):
     corpus = tmp_path / "test.txt"
     corpus.write_text(

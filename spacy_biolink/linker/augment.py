@@ -8,14 +8,14 @@ composite splitting, so what is added is what a query will look like.
 import warnings
 from dataclasses import dataclass
 from itertools import permutations
-from typing import Callable, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Callable, List, Optional, Sequence, Set, Tuple
 
 from spacy.tokens import Doc
 
-from ..corpora.pubtator import read_pubtator
+from ..corpora.bioc import read_corpus
 from ..errors import Warnings
 from ..kb.dictionary import ConceptDictionary
-from ..kb.ids import split_gold_id_parts
+from ..corpora.types import gold_id_parts, six_type_label
 from ..text.composites import split_composite
 from ..io.util import PathLike
 
@@ -33,6 +33,12 @@ class AugmentStats:
     unknown_id: int = 0
     # Unknown ids made concepts of their own (new_concept_types).
     new_concepts: int = 0
+    # Mentions of a type the linker's `labels` leave to another linker: a species' 9606
+    # must not become a name of gene 9606.
+    other_labels: int = 0
+    # Documents left out because their PMID is held out (a dev or test document that
+    # another corpus also holds: BioRED shares abstracts with BC5CDR, NCBI and tmVar3).
+    held_out_documents: int = 0
 
     def summary(self) -> str:
         """One sentence for the log: names added and the mentions skipped, by reason."""
@@ -41,12 +47,17 @@ class AugmentStats:
                 f"combined `+` ids, {self.composite_mismatch} composites that do not split "
                 f"into one part per id, {self.unknown_id} with an id not in the dictionary)"
                 + (f"; {self.new_concepts} ids the dictionary lacks became concepts"
-                   if self.new_concepts else ""))
+                   if self.new_concepts else "")
+                + (f"; {self.other_labels} mentions of types outside the linker's labels "
+                   f"left out" if self.other_labels else "")
+                + (f"; {self.held_out_documents} held-out documents left out"
+                   if self.held_out_documents else ""))
 
 
 def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
                        make_doc: Callable[[str], Doc], *, short_forms: bool = True,
-                       new_concept_types: Sequence[str] = ()
+                       new_concept_types: Sequence[str] = (),
+                       exclude_pmids: AbstractSet[str] = frozenset()
                        ) -> Tuple[ConceptDictionary, AugmentStats]:
     """`dictionary` with the gold mentions of PubTator `corpora` added as names.
 
@@ -61,17 +72,22 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
         or retired some of its ids; the annotations still use them, and a test mention
         annotated like a training one can then be linked to them. Only these types:
         a disease id must not become a concept of a chemical linker.
+    exclude_pmids: documents of `corpora` with these PMIDs are left out: the dev and
+        test documents a linker will be measured on, where another corpus holds them too.
     """
     triples, stats = gold_name_triples(dictionary, corpora, linker, make_doc,
-                                       short_forms=short_forms)
+                                       short_forms=short_forms, exclude_pmids=exclude_pmids)
     pairs = [(name, concept_id) for name, concept_id, _ in triples]
+    # A type is named as the corpus writes it (GeneOrGeneProduct) or as its label (Gene).
     new_types = set(new_concept_types)
-    seen = {mention_type for _, _, mention_type in triples}
+    seen = {name for _, _, mention_type in triples
+            for name in (mention_type, six_type_label(mention_type)) if name}
     if new_types - seen:
         warnings.warn(Warnings.W021.format(missing=sorted(new_types - seen),
                                            seen=sorted(seen) or "none"))
     new_ids = {concept_id for _, concept_id, mention_type in triples
-               if mention_type in new_types and dictionary.concept_index(concept_id) is None}
+               if (mention_type in new_types or six_type_label(mention_type) in new_types)
+               and dictionary.concept_index(concept_id) is None}
     augmented, unknown = dictionary.with_names(pairs, source="<augmented dictionary>",
                                                new_concept_ids=new_ids)
     stats.unknown_id = len(unknown)
@@ -96,21 +112,29 @@ def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], 
 
 
 def gold_name_triples(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
-                      make_doc: Callable[[str], Doc], *, short_forms: bool = False
+                      make_doc: Callable[[str], Doc], *, short_forms: bool = False,
+                      exclude_pmids: AbstractSet[str] = frozenset()
                       ) -> Tuple[List[Tuple[str, str, str]], AugmentStats]:
     """gold_name_pairs' pairs, each with the corpus type of the mention it came from
-    (name, id, type)."""
+    (name, id, type); the documents whose PMID is in `exclude_pmids` are left out."""
     from .policy import Mention
 
     stats = AugmentStats()
     pairs: List[Tuple[str, str, str]] = []
+    labels = set(linker.cfg.get("labels") or ())
     for path in corpora:
-        for document in read_pubtator(path):
+        for document in read_corpus(path):  # PubTator or BioC
+            if document.pmid in exclude_pmids:
+                stats.held_out_documents += 1
+                continue
             doc = make_doc(document.text)
             mentions = [Mention(doc, m.start, m.end, m.text) for m in document.mentions]
             for gold, text in zip(document.mentions, linker.resolved_texts(mentions)):
                 stats.mentions += 1
-                id_parts = split_gold_id_parts(gold.raw_ids)
+                if labels and gold.type not in labels and six_type_label(gold.type) not in labels:
+                    stats.other_labels += 1
+                    continue
+                id_parts = gold_id_parts(gold.raw_ids, gold.type)
                 if not any(id_parts):
                     stats.no_id += 1
                     continue

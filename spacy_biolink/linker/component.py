@@ -126,7 +126,9 @@ class BioLinker(Pipe):
         self.cfg.update({"spans_key": spans_key, "labels": list(labels), "initialized": False})
         # Stages built from the config have no trained weights until initialize or a load
         # gives them; until then linking would use random ones.
-        self._untrained_stages = set(self.linker.stages)
+        # A stage with nothing to train (needs_training False, e.g. GeneContext) is ready.
+        self._untrained_stages = {name for name, stage in self.linker.stages.items()
+                                  if getattr(stage, "needs_training", True)}
         # Set by the factory, which knows the pipeline (nothing_to_link.py).
         self.nothing_to_link: Optional[NothingToLinkCheck] = None
 
@@ -207,6 +209,7 @@ class BioLinker(Pipe):
                    spelling_map: Optional[PathLike] = None,
                    augment: Sequence[PathLike] = (), augment_short_forms: bool = True,
                    augment_new_concepts: Sequence[str] = (),
+                   augment_exclude_pmids: Optional[PathLike] = None,
                    stages: Optional[Dict[str, PathLike]] = None) -> None:
         """Fit the encoder's statistics on the dictionary names, build the index, and read
         each configured stage's trained weights.
@@ -222,6 +225,10 @@ class BioLinker(Pipe):
         augment_new_concepts: with augment, corpus mention types (e.g. ["Chemical"])
             whose ids the dictionary lacks become concepts of their own, named by their
             mentions; other unknown ids are skipped, as by default.
+        augment_exclude_pmids: with augment, a file of PMIDs (one a line) or a corpus
+            whose documents' PMIDs are held out: their mentions are not added. The dev
+            and test documents a linker is measured on, where another corpus holds them
+            too (BioRED shares abstracts with BC5CDR, NCBI-disease and tmVar3).
         stages: stage name -> trained directory (`train configs/siamese.cfg`, `train
             configs/reranker.cfg`), one for each stage of the config; a stage given none
             keeps the weights it has (a pipeline initialized again), and a new one is an
@@ -248,9 +255,14 @@ class BioLinker(Pipe):
             from .augment import augment_dictionary
 
             make_doc = nlp.make_doc if nlp is not None else util.get_lang_class("en")().make_doc
+            from ..corpora.bioc import read_pmid_file
+
+            held_out = (read_pmid_file(augment_exclude_pmids, "--augment-exclude-pmids")
+                        if augment_exclude_pmids is not None else frozenset())
             dictionary, stats = augment_dictionary(dictionary, augment, self.linker, make_doc,
                                                    short_forms=augment_short_forms,
-                                                   new_concept_types=augment_new_concepts)
+                                                   new_concept_types=augment_new_concepts,
+                                                   exclude_pmids=held_out)
             logger.info("bio_linker: %s", stats.summary())
         # Positions, not shared_names(): its (name, ids) per shared name would live through
         # index_names, scattered over the arenas the dictionary's build left (BENCHMARKS).

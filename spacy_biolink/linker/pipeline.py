@@ -272,7 +272,8 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 reranker: Optional[PathLike] = None, on_bad_line: str = "error",
                 extend: Sequence[PathLike] = (), extend_format: Optional[str] = None,
                 extend_filters: Optional[Dict] = None,
-                augment_new_concepts: Sequence[str] = ()) -> Language:
+                augment_new_concepts: Sequence[str] = (),
+                augment_exclude_pmids: Optional[PathLike] = None) -> Language:
     """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
 
     augment: PubTator corpora whose gold mentions join the dictionary (train, or
@@ -280,6 +281,8 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     augment_new_concepts: corpus mention types (e.g. ["Chemical"]) of `augment` whose
         ids the dictionary lacks become concepts of their own, named by their mentions
         (linker/augment.py), instead of being skipped.
+    augment_exclude_pmids: a file of PMIDs, or a corpus, whose documents `augment`'s
+        corpora leave out (the documents the linker will be measured on).
     spelling_map: a `wrong||right` file of mention typos (NCBI-disease ships one).
     encoder: a trained encoder directory (`python -m spacy_biolink train --output DIR`);
         its architecture and index blocks replace the config's, its weights are loaded.
@@ -344,6 +347,8 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         extend_filters=extend_filters)
     if augment_new_concepts:
         initialize["augment_new_concepts"] = list(augment_new_concepts)
+    if augment_exclude_pmids is not None:
+        initialize["augment_exclude_pmids"] = str(augment_exclude_pmids)
     given = set(overrides or {})
     if encoder is not None:
         linker.update(encoder_blocks(encoder, linker, overrides))
