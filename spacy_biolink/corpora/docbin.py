@@ -37,6 +37,7 @@ from ..io.files import atomic_file
 from ..io.util import PathLike
 from ..text.docs import make_doc
 from .pubtator import PubTatorDocument, PubTatorMention, read_pubtator
+from .types import NCBI_NUMBERED, VARIANT, gold_id_parts, six_type_label
 
 logger = logging.getLogger(__name__)
 
@@ -95,8 +96,19 @@ def read_docbin(path: PathLike, vocab, what: str = "DocBin") -> List[Doc]:
                                               f"{err}")) from None
 
 
-def corpus_kb_id(raw_ids: str) -> str:
-    """The kb_id_ for a corpus id field: normalized ids with the corpus's `|` and `+` kept."""
+def corpus_kb_id(raw_ids: str, corpus_type: str = "") -> str:
+    """The kb_id_ for a corpus id field: normalized ids with the corpus's `|` and `+` kept.
+
+    Read by the mention's type (corpora/types.py `gold_id_parts`): a gene's or a species'
+    bare number stays bare (6528 is NCBI Gene's, not OMIM:6528), the first of the genes
+    GNormPlus lists for one mention stands for them, and a variant's id is its tmVar form
+    without what tmVar attached after `;`."""
+    label = six_type_label(corpus_type)
+    if label in NCBI_NUMBERED or label == VARIANT:
+        parts = gold_id_parts(raw_ids, corpus_type)
+        if not any(parts):
+            return ""
+        return "|".join(part[0] if part else "-1" for part in parts)
     if not split_gold_ids(raw_ids):
         return ""
     return "|".join("+".join(_one_id(i) for i in alternative.split("+"))
@@ -130,7 +142,7 @@ def pubtator_to_docs(nlp: Language, documents: Iterable[PubTatorDocument], *,
             if types is not None and mention.type not in types:
                 continue
             stats.mentions += 1
-            kb_id = corpus_kb_id(mention.raw_ids)
+            kb_id = corpus_kb_id(mention.raw_ids, mention.type)
             stats.without_id += not kb_id
             label = labels.get(mention.type, mention.type)
             span = doc.char_span(mention.start, mention.end, label=label, kb_id=kb_id)
