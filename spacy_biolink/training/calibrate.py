@@ -206,9 +206,10 @@ def calibrate_pipeline(model: PathLike, output: PathLike,
     with the `calibration` stage (its weights in stages/calibration, JSON) and the chosen
     NIL threshold as the linker's `threshold`, swapped in whole (an existing `output` is
     replaced: the command line checks it first). Returns the fit's report."""
-    import spacy
+    from ..linker.pipeline import load_linker_pipeline
 
-    nlp = spacy.load(model)
+    # a missing or damaged directory is named, as by every command that loads one
+    nlp = load_linker_pipeline(model)
     name, pipe = the_linker_pipe(nlp, linker, command="calibrate", path=model)
     stage, threshold, report = fit_calibration(nlp, corpora, linker=name,
                                                nil_precision=nil_precision)
