@@ -541,38 +541,28 @@ def convert_bioc(input_path: PathLike, output_path: PathLike, *, nlp=None,
     """convert_pubtator for a BioC XML or JSON file: a `.spacy` DocBin of one Doc per BioC
     document (all its passages), its gold mentions as convert_pubtator stores them, and
     `doc.user_data["passages"]` the (BioC offset, text offset, length) of each passage."""
-    import logging
-
     import spacy
-    from spacy.tokens import DocBin
 
-    from .docbin import ConversionStats, PMID_KEY, pubtator_to_docs
+    from .docbin import ConversionStats, PMID_KEY, pubtator_to_docs, write_converted
 
     output_path = Path(output_path)
     if output_path.suffix != ".spacy":
         raise BioLinkError(Errors.E304.format(path=output_path))
     nlp = nlp if nlp is not None else spacy.blank("en")
     stats = ConversionStats()
-    doc_bin = DocBin(store_user_data=True)
     documents = [d for d in read_bioc(input_path, types=types, pmids=pmids)
                  if not exclude_pmids or d.pmid not in exclude_pmids]
     by_id = {d.pmid: d for d in documents}
-    for doc in pubtator_to_docs(nlp, documents, spans_key=spans_key, stats=stats,
-                                labels=labels):
-        doc.user_data[PASSAGES_KEY] = [[p.offset, p.start, p.length]
-                                       for p in by_id[doc.user_data[PMID_KEY]].passages]
-        doc_bin.add(doc)
-    if not stats.docs:
-        filters = ([f"pmids {sorted(pmids)[:5]}"] if pmids else []) + \
-            ([f"types {sorted(types)}"] if types else [])
-        raise BioLinkError(Errors.E954.format(
-            path=input_path, output=output_path,
-            filters=f" with {' and '.join(filters)}" if filters else ""))
-    data = doc_bin.to_bytes()
-    with atomic_file(output_path, "wb") as fileh:
-        fileh.write(data)
-    logging.getLogger(__name__).info("Converted %s to %s: %s", input_path, output_path,
-                                     stats.summary())
+
+    def with_passages(docs):
+        for doc in docs:
+            doc.user_data[PASSAGES_KEY] = [[p.offset, p.start, p.length]
+                                           for p in by_id[doc.user_data[PMID_KEY]].passages]
+            yield doc
+
+    write_converted(with_passages(pubtator_to_docs(nlp, documents, spans_key=spans_key,
+                                                   stats=stats, labels=labels)),
+                    input_path, output_path, stats, types=types, pmids=pmids)
     return stats
 
 

@@ -231,11 +231,22 @@ def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
         raise BioLinkError(Errors.E304.format(path=output_path))
     nlp = nlp if nlp is not None else spacy.blank("en")
     stats = ConversionStats()
-    doc_bin = DocBin(store_user_data=True)
     documents = (d for d in read_pubtator(input_path, types=types, pmids=pmids)
                  if not exclude_pmids or d.pmid not in exclude_pmids)
-    for doc in pubtator_to_docs(nlp, documents, spans_key=spans_key, stats=stats,
-                                labels=labels):
+    write_converted(pubtator_to_docs(nlp, documents, spans_key=spans_key, stats=stats,
+                                     labels=labels),
+                    input_path, output_path, stats, types=types, pmids=pmids)
+    return stats
+
+
+def write_converted(docs: Iterable[Doc], input_path: PathLike, output_path: PathLike,
+                    stats: ConversionStats, *, types: Optional[Set[str]] = None,
+                    pmids: Optional[Set[str]] = None) -> None:
+    """Write a converter's `docs` (counted in `stats` as they are made) to the `.spacy`
+    file `output_path`, whole or not at all, and log what the conversion did; E954 when
+    no document was left (`types`/`pmids`, the filters that left none, are named)."""
+    doc_bin = DocBin(store_user_data=True)
+    for doc in docs:
         doc_bin.add(doc)
     if not stats.docs:
         # An empty DocBin trains and evaluates on nothing, and spaCy says so only later.
@@ -254,4 +265,3 @@ def convert_pubtator(input_path: PathLike, output_path: PathLike, *,
     if stats.unplaceable:
         logger.warning("%d mention(s) cover no token and were left out, e.g. %s",
                        stats.unplaceable, "; ".join(stats.examples_unplaceable))
-    return stats
