@@ -212,17 +212,12 @@ def _config_paths(config_path: Path) -> List[Tuple[str, Path]]:
 
 
 def corpus_filters(types: Optional[str], pmids: Optional[Path]):
-    """--types "A,B" and --pmids FILE (one PMID a line) as sets; None where not given."""
-    from ..io.files import check_no_control_characters, iter_lines
+    """--types "A,B" and --pmids FILE (one PMID a line, or a corpus: its documents'
+    PMIDs) as sets; None where not given."""
+    from ..corpora.bioc import read_pmid_file
 
     type_set = {t.strip() for t in types.split(",") if t.strip()} if types else None
-    pmid_set = None
-    if pmids is not None:
-        pmid_set = set()
-        for line_no, line in iter_lines(pmids, "--pmids file"):
-            check_no_control_characters(pmids, line_no, line.strip(), "a PMID")
-            if line.strip():
-                pmid_set.add(line.strip())
+    pmid_set = read_pmid_file(pmids, "--pmids file") if pmids is not None else None
     return type_set, pmid_set
 
 

@@ -580,9 +580,7 @@ def read_pmid_file(path: PathLike, what: str = "PMID file") -> Set[str]:
     from ..io.files import check_no_control_characters
 
     path = Path(path)
-    if not path.exists():
-        raise BioLinkError(Errors.E302.format(path=path))
-    lines = [(n, line.strip()) for n, line in iter_lines(path, what)]
+    lines = [(n, line.strip()) for n, line in iter_lines(path, what)]  # E010 names `what`
     if any("|t|" in line or "\t" in line or line.startswith(("<", "{", "["))
            for _, line in lines[:50]):
         return {document.pmid for document in read_corpus(path)}
