@@ -746,6 +746,10 @@ class Errors(metaclass=ErrorsWithCodes):
             "training/calibrate.py wrote (its calibration.json).")
     E563 = ("Calibration: {reason}. Pass dev corpora whose gold mentions the linker "
             "links (their types among its labels, their ids in its dictionary).")
+    E564 = ("calibrate --fit-with {fit_with}: its linker is not {model}'s (they differ in "
+            "{settings}), so a calibration fitted on one would not hold for the other. "
+            "Build both with the same init-linker config and options, the fit one without "
+            "the dev corpora's mentions.")
 
 
 class Warnings(metaclass=ErrorsWithCodes):

@@ -199,3 +199,39 @@ def test_ncbi_and_biored_dev_calibration_is_reliable(shared_data):
     assert 0.0 < threshold < 0.5
     biored = report["corpora"][str(corpora[1][0])]
     assert biored["nil_precision"] is None or biored["nil_precision"] >= 0.9
+
+
+def test_fit_with_calibrates_a_train_dev_linker_on_the_linker_without_dev(
+        tiny_medic_path, tmp_path):
+    """`calibrate --fit-with`: the packaged linker holds the dev mentions among its names,
+    so each finds itself there; the fit runs on the same linker without them (dev is new
+    text to it) and the weights land in the packaged one's copy. A fit linker with other
+    settings is refused: its scores would be on another scale."""
+    dev = tmp_path / "dev.txt"
+    dev.write_text(DEV, encoding="utf8")
+    invoke_cli("init-linker", tmp_path / "fit", "--dictionary", tiny_medic_path)
+    invoke_cli("init-linker", tmp_path / "raw", "--dictionary", tiny_medic_path,
+               "--augment", dev)
+    out = invoke_cli("calibrate", tmp_path / "raw", tmp_path / "calibrated", "--corpus", dev,
+                     "--fit-with", tmp_path / "fit")
+    assert "Saved the calibrated pipeline" in out.stdout
+    fit_alone = calibrate_pipeline(tmp_path / "fit", tmp_path / "fit_calibrated", [(dev, None)])
+    in_sample = calibrate_pipeline(tmp_path / "raw", tmp_path / "raw_calibrated", [(dev, None)])
+    saved = json.loads((tmp_path / "calibrated" / "bio_linker" / "stages" / "calibration")
+                       .read_text(encoding="utf8"))
+    assert saved["weights"] == pytest.approx(fit_alone["weights"])
+    assert saved["report"]["fitted_with"] == str(tmp_path / "fit")
+    # In sample, every dev mention is its own name: right at full score, nothing to learn
+    # from, a calibration that is not the new-text one.
+    assert in_sample["weights"] != pytest.approx(fit_alone["weights"])
+    nlp = spacy.load(tmp_path / "calibrated")
+    assert nlp.get_pipe("bio_linker").cfg["threshold"] == fit_alone["threshold"]
+    # "Selective tooth agenesis", a dev mention, is a name of the calibrated linker only.
+    doc = nlp(doc_with_ents(nlp, "Selective tooth agenesis.", ["Selective tooth agenesis"]))
+    assert doc.ents[0].kb_id_ == "C567755"
+    invoke_cli("init-linker", tmp_path / "other", "--dictionary", tiny_medic_path,
+               "--components.bio_linker.k", "3")
+    refused = invoke_cli("calibrate", tmp_path / "raw", tmp_path / "refused", "--corpus", dev,
+                         "--fit-with", tmp_path / "other", check=False)
+    assert refused.returncode == 1 and "E564" in refused.stdout + refused.stderr
+    assert "k" in refused.stdout + refused.stderr and not (tmp_path / "refused").exists()

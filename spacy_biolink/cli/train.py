@@ -181,6 +181,10 @@ def calibrate_cli(
                                              "this on the corpora"),
     linker: Optional[str] = typer.Option(None, "--linker", help="The linker to calibrate, by "
                                          "pipe name (needed when the pipeline has several)"),
+    fit_with: Optional[Path] = typer.Option(
+        None, "--fit-with", help="Fit on this pipeline's linker (MODEL_DIR's settings, "
+        "names without the dev corpora's mentions) and write the calibration into "
+        "MODEL_DIR's copy: for a linker built on train + dev"),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
 ):
     """Calibrate a linker's scores on dev gold mentions: a copy of the pipeline whose
@@ -191,7 +195,8 @@ def calibrate_cli(
     check_output_path(output_dir, kind="dir", what="the calibrated pipeline", force=force)
     type_list = [t.strip() for t in types.split(",") if t.strip()] if types else None
     report = calibrate_pipeline(model_dir, output_dir, [(path, type_list) for path in corpus],
-                                linker=linker, nil_precision=nil_precision)
+                                linker=linker, nil_precision=nil_precision,
+                                fit_with=fit_with)
     msg.good(f"Saved the calibrated pipeline to {output_dir} (NIL threshold "
              f"{report['threshold']:.4f})")
     rows = [(Path(path).name, r["n"], f"{r['accuracy']:.3f}", f"{r['ece']:.3f}",

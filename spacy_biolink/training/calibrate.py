@@ -11,6 +11,7 @@ probability under which the mentions made NIL were wrong links at least `nil_pre
 of the time (so a NIL rarely costs a good link). `calibrate_pipeline` writes a copy of
 the pipeline with the stage and that threshold.
 """
+import copy
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -201,21 +202,59 @@ def _other_candidates_ece(stage: ScoreCalibration, rows: Dict) -> float:
 
 def calibrate_pipeline(model: PathLike, output: PathLike,
                        corpora: Sequence[Tuple[PathLike, Optional[Sequence[str]]]], *,
-                       linker: Optional[str] = None, nil_precision: float = 0.95) -> Dict:
+                       linker: Optional[str] = None, nil_precision: float = 0.95,
+                       fit_with: Optional[PathLike] = None) -> Dict:
     """Load `model`, fit its linker's calibration on `corpora` and save a copy in `output`
     with the `calibration` stage (its weights in stages/calibration, JSON) and the chosen
     NIL threshold as the linker's `threshold`, swapped in whole (an existing `output` is
-    replaced: the command line checks it first). Returns the fit's report."""
+    replaced: the command line checks it first). Returns the fit's report.
+
+    fit_with: a pipeline whose linker is `model`'s (the same component settings) over
+        names that hold none of the dev corpora's mentions: the fit runs on it and the
+        calibration is written into `model`'s copy. A linker whose names include the dev
+        mentions (the packaged one, built on train + dev) would find each of them by its
+        own text there, and be calibrated as surer than it is on new text."""
     from ..linker.pipeline import load_linker_pipeline
 
     # a missing or damaged directory is named, as by every command that loads one
     nlp = load_linker_pipeline(model)
     name, pipe = the_linker_pipe(nlp, linker, command="calibrate", path=model)
-    stage, threshold, report = fit_calibration(nlp, corpora, linker=name,
+    fit_nlp, fit_name = nlp, name
+    if fit_with is not None:
+        fit_nlp = load_linker_pipeline(fit_with)
+        fit_name, _ = the_linker_pipe(fit_nlp, linker, command="calibrate", path=fit_with)
+        _check_same_linker(nlp, name, model, fit_nlp, fit_name, fit_with)
+    stage, threshold, report = fit_calibration(fit_nlp, corpora, linker=fit_name,
                                                nil_precision=nil_precision)
+    if fit_with is not None:
+        report["fitted_with"] = str(fit_with)
+        stage.set_weights(stage.weights, report)
     with atomic_directory(output, force=True) as tmp:
         _write_calibrated(nlp, name, stage, threshold, tmp)
     return report
+
+
+def _linker_settings(nlp: Language, name: str) -> Dict:
+    """The linker component's settings that shape its scores (all but its threshold)."""
+    block = copy.deepcopy(dict(nlp.config["components"][name]))
+    block.pop("threshold", None)
+    stages = dict(block.get("stages") or {})
+    stages.pop(STAGE_NAME, None)  # a calibrated fit pipeline is as good as a raw one
+    for stage_block in stages.values():
+        if isinstance(stage_block, dict):
+            stage_block.pop("threshold", None)
+    block["stages"] = stages
+    return block
+
+
+def _check_same_linker(nlp: Language, name: str, model: PathLike, fit_nlp: Language,
+                       fit_name: str, fit_with: PathLike) -> None:
+    """E564 unless both linkers score alike (same component settings but the threshold)."""
+    ours, theirs = _linker_settings(nlp, name), _linker_settings(fit_nlp, fit_name)
+    if ours != theirs:
+        keys = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
+        raise BioLinkError(Errors.E564.format(model=model, fit_with=fit_with,
+                                              settings=", ".join(keys)))
 
 
 def _write_calibrated(nlp: Language, name: str, stage: ScoreCalibration, threshold: float,
