@@ -235,3 +235,19 @@ def test_fit_with_calibrates_a_train_dev_linker_on_the_linker_without_dev(
                          "--fit-with", tmp_path / "other", check=False)
     assert refused.returncode == 1 and "E564" in refused.stdout + refused.stderr
     assert "k" in refused.stdout + refused.stderr and not (tmp_path / "refused").exists()
+
+
+def test_exclude_pmids_leaves_documents_out_of_the_fit(tiny_dictionary, tmp_path):
+    """`calibrate --exclude-pmids`: the documents measured elsewhere stay out of the fit
+    (here the second dev document, six mentions of thirteen)."""
+    dev = tmp_path / "dev.txt"
+    dev.write_text(DEV, encoding="utf8")
+    (tmp_path / "held_out.txt").write_text("2\n", encoding="utf8")
+    make_linker_nlp(tiny_dictionary).to_disk(tmp_path / "raw")
+    invoke_cli("calibrate", tmp_path / "raw", tmp_path / "calibrated", "--corpus", dev,
+               "--exclude-pmids", tmp_path / "held_out.txt")
+    saved = json.loads((tmp_path / "calibrated" / "bio_linker" / "stages" / "calibration")
+                       .read_text(encoding="utf8"))
+    assert saved["report"]["pooled"]["n"] == 7
+    _, _, everything = fit_calibration(spacy.load(tmp_path / "raw"), [(dev, None)])
+    assert everything["pooled"]["n"] == 13

@@ -185,18 +185,24 @@ def calibrate_cli(
         None, "--fit-with", help="Fit on this pipeline's linker (MODEL_DIR's settings, "
         "names without the dev corpora's mentions) and write the calibration into "
         "MODEL_DIR's copy: for a linker built on train + dev"),
+    exclude_pmids: Optional[Path] = typer.Option(
+        None, "--exclude-pmids", help="A file of PMIDs (one a line), or a corpus, whose "
+        "documents the corpora leave out: the documents measured elsewhere"),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty OUTPUT_DIR"),
 ):
     """Calibrate a linker's scores on dev gold mentions: a copy of the pipeline whose
     kb_ents scores are probabilities of being right (the ScoreCalibration stage) and whose
     threshold is the NIL threshold chosen for --nil-precision."""
+    from ..corpora.bioc import read_pmid_file
     from ..training.calibrate import calibrate_pipeline
 
     check_output_path(output_dir, kind="dir", what="the calibrated pipeline", force=force)
     type_list = [t.strip() for t in types.split(",") if t.strip()] if types else None
+    held_out = (read_pmid_file(exclude_pmids, "--exclude-pmids") if exclude_pmids is not None
+                else frozenset())
     report = calibrate_pipeline(model_dir, output_dir, [(path, type_list) for path in corpus],
                                 linker=linker, nil_precision=nil_precision,
-                                fit_with=fit_with)
+                                fit_with=fit_with, exclude_pmids=held_out)
     msg.good(f"Saved the calibrated pipeline to {output_dir} (NIL threshold "
              f"{report['threshold']:.4f})")
     rows = [(Path(path).name, r["n"], f"{r['accuracy']:.3f}", f"{r['ece']:.3f}",

@@ -13,7 +13,7 @@ the pipeline with the stage and that threshold.
 """
 import copy
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
@@ -37,8 +37,8 @@ STAGE_BLOCK = {"@misc": "spacy-biolink.ScoreCalibration.v1", "method": "platt"}
 
 
 def mention_rows(nlp: Language, corpus: PathLike, *, linker: Optional[str] = None,
-                 types: Optional[Sequence[str]] = None, batch_size: int = 256
-                 ) -> Dict[str, numpy.ndarray]:
+                 types: Optional[Sequence[str]] = None, batch_size: int = 256,
+                 exclude_pmids: AbstractSet[str] = frozenset()) -> Dict[str, numpy.ndarray]:
     """One row per gold mention of `corpus` that the linker takes (its labels; `types`
     keeps those types only): the top candidate's score and margin before the calibration
     stage, whether it is right, whether a gold id is in the dictionary, and whether the
@@ -65,6 +65,8 @@ def mention_rows(nlp: Language, corpus: PathLike, *, linker: Optional[str] = Non
         golds.clear()
 
     for pdoc in read_pubtator(corpus, types=wanted):
+        if pdoc.pmid in exclude_pmids:
+            continue
         doc = make_doc(nlp, pdoc.text, f"{corpus}: PMID {pdoc.pmid}")
         for m in pdoc.mentions:
             label = (six_type_label(m.type) or m.type) if labels and m.type not in labels \
@@ -145,11 +147,14 @@ def row_probabilities(stage: ScoreCalibration, rows: Dict) -> numpy.ndarray:
 
 
 def fit_calibration(nlp: Language, corpora: Sequence[Tuple[PathLike, Optional[Sequence[str]]]],
-                    *, linker: Optional[str] = None, nil_precision: float = 0.95
+                    *, linker: Optional[str] = None, nil_precision: float = 0.95,
+                    exclude_pmids: AbstractSet[str] = frozenset()
                     ) -> Tuple[ScoreCalibration, float, Dict]:
     """The fitted stage, the NIL threshold chosen on all `corpora` together ((path, types
-    or None) pairs) and a report with each corpus's reliability and the pooled one."""
-    per_corpus = {str(path): mention_rows(nlp, path, linker=linker, types=types)
+    or None) pairs; documents of `exclude_pmids` left out) and a report with each
+    corpus's reliability and the pooled one."""
+    per_corpus = {str(path): mention_rows(nlp, path, linker=linker, types=types,
+                                          exclude_pmids=exclude_pmids)
                   for path, types in corpora}
     return fit_rows(per_corpus, nil_precision=nil_precision)
 
@@ -203,7 +208,8 @@ def _other_candidates_ece(stage: ScoreCalibration, rows: Dict) -> float:
 def calibrate_pipeline(model: PathLike, output: PathLike,
                        corpora: Sequence[Tuple[PathLike, Optional[Sequence[str]]]], *,
                        linker: Optional[str] = None, nil_precision: float = 0.95,
-                       fit_with: Optional[PathLike] = None) -> Dict:
+                       fit_with: Optional[PathLike] = None,
+                       exclude_pmids: AbstractSet[str] = frozenset()) -> Dict:
     """Load `model`, fit its linker's calibration on `corpora` and save a copy in `output`
     with the `calibration` stage (its weights in stages/calibration, JSON) and the chosen
     NIL threshold as the linker's `threshold`, swapped in whole (an existing `output` is
@@ -213,7 +219,9 @@ def calibrate_pipeline(model: PathLike, output: PathLike,
         names that hold none of the dev corpora's mentions: the fit runs on it and the
         calibration is written into `model`'s copy. A linker whose names include the dev
         mentions (the packaged one, built on train + dev) would find each of them by its
-        own text there, and be calibrated as surer than it is on new text."""
+        own text there, and be calibrated as surer than it is on new text.
+    exclude_pmids: documents of `corpora` to leave out (those measured elsewhere, where a
+        corpus new to this linker holds another corpus's test documents)."""
     from ..linker.pipeline import load_linker_pipeline
 
     # a missing or damaged directory is named, as by every command that loads one
@@ -225,7 +233,8 @@ def calibrate_pipeline(model: PathLike, output: PathLike,
         fit_name, _ = the_linker_pipe(fit_nlp, linker, command="calibrate", path=fit_with)
         _check_same_linker(nlp, name, model, fit_nlp, fit_name, fit_with)
     stage, threshold, report = fit_calibration(fit_nlp, corpora, linker=fit_name,
-                                               nil_precision=nil_precision)
+                                               nil_precision=nil_precision,
+                                               exclude_pmids=exclude_pmids)
     if fit_with is not None:
         report["fitted_with"] = str(fit_with)
         stage.set_weights(stage.weights, report)
