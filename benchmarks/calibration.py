@@ -12,7 +12,9 @@ the second, right or not). Reported per corpus:
   candidates after the first), the NIL threshold chosen there for
   `--nil-precision`;
 * held out: calibrated and thresholded on the other corpora only, scored on this one
-  (what a new corpus would see).
+  (what a new corpus would see);
+* for a model saved with its calibration (`calibrate`, the shipped pipelines' linkers):
+  that calibration's error and, at the model's own threshold, its NIL rate and precision.
 
 Usage, from the repository root:
 
@@ -29,6 +31,10 @@ from pathlib import Path
 import numpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+# configs/linker_tfidf.cfg's NIL threshold: the raw columns' default for a model whose
+# own threshold is a calibrated probability
+RAW_DEFAULT_THRESHOLD = 0.45
 
 
 def main() -> None:
@@ -50,16 +56,23 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
     nlp = spacy.load(args.model)
-    raw_threshold = args.raw_threshold if args.raw_threshold is not None else next(
-        p for _, p in nlp.pipeline if hasattr(p, "linker")).cfg["threshold"]
+    pipe = next(p for _, p in nlp.pipeline if hasattr(p, "linker"))
+    shipped = pipe.linker.stages.get("calibration")
+    # a calibrated linker's own threshold is a probability, not a raw score
+    raw_threshold = args.raw_threshold if args.raw_threshold is not None else (
+        RAW_DEFAULT_THRESHOLD if shipped is not None else pipe.cfg["threshold"])
     rows = {}
     for spec in args.corpus:
         path, _, types = spec.partition(":")
         rows[path] = mention_rows(nlp, path, types=types.split(",") if types else None)
         print(f"{path}: {len(rows[path]['right'])} mentions", flush=True)
     _, _, report = fit_rows(rows, nil_precision=args.nil_precision)
-    out = {"in_sample": report, "raw": {}, "held_out": {}}
+    out = {"in_sample": report, "raw": {}, "held_out": {}, "shipped": {}}
     for path, r in rows.items():
+        if shipped is not None:
+            probs = row_probabilities(shipped, r)
+            out["shipped"][path] = {**reliability(probs, r["right"], pipe.cfg["threshold"]),
+                                    "ece": expected_calibration_error(probs, r["right"])}
         raw = numpy.where(r["found"], numpy.clip(r["score"], 0.0, 1.0), 0.0)
         out["raw"][path] = {**reliability(raw, r["right"], raw_threshold),
                             "ece": expected_calibration_error(raw, r["right"])}
@@ -86,6 +99,12 @@ def main() -> None:
               f"{cell(raw, 'nil_precision')} | {cell(ins, 'nil_rate')} / "
               f"{cell(ins, 'nil_precision')} | {cell(held, 'nil_rate')} / "
               f"{cell(held, 'nil_precision')} |")
+    if shipped is not None:
+        print(f"\nthe model's own calibration, at its threshold {pipe.cfg['threshold']:.4f}:")
+        print("| corpus | n | ECE | NIL rate | NIL precision |\n|---|---|---|---|---|")
+        for path, res in out["shipped"].items():
+            print(f"| {Path(path).name} | {res['n']} | {cell(res, 'ece')} | "
+                  f"{cell(res, 'nil_rate')} | {cell(res, 'nil_precision')} |")
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(out, indent=2))

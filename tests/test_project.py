@@ -114,6 +114,19 @@ def _tiny_medic(target: Path, gold_ids) -> Path:
     return target
 
 
+def _tiny_mesh(target: Path) -> Path:
+    """The first 150 descriptors of the shipped MeSH 2024 disease extract and COVID-19."""
+    from spacy_biolink.io.util import open_text
+
+    source = ROOT / "assets" / "mesh2024_diseases" / "mesh_descriptors_2024.diseases.tsv.gz"
+    with open_text(source) as fileh:
+        lines = fileh.read().splitlines()
+    kept = lines[:150] + [line for line in lines if line.startswith("D000086382\t")]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n".join(kept) + "\n", encoding="utf8")
+    return target
+
+
 def test_all_workflow_on_a_tiny_slice(tmp_path):
     """`spacy project run all`, as the README runs it, on a few documents and a dictionary
     of a few hundred names (small training budgets): every step runs, the outputs are
@@ -133,6 +146,7 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
     shutil.copy(source / "ncbi-spell-check.txt", corpus_dir)
     shutil.copy(ROOT / "assets" / "examples.txt", project / "assets")
     _tiny_medic(project / "assets" / "medic_tiny.txt", gold)
+    _tiny_mesh(project / "assets" / "mesh2024_diseases" / "descriptors.tsv")
 
     package = "biolink_projecttest"
     command = [sys.executable, "-m", "spacy", "project", "run", "all", str(project),
@@ -160,6 +174,16 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         packaged = (project / "training" / "pipeline" / "config.cfg").read_text()
         fast = (project / "training" / "pipeline_fast" / "config.cfg").read_text()
         assert "spacy-biolink.TfidfEncoder.v1" in packaged and "HybridEncoder" not in packaged
+        # ... over MEDIC extended by MeSH 2024 (COVID-19 is a disease to it), its scores
+        # calibrated on dev: probabilities, and a NIL threshold chosen on them.
+        assert "spacy-biolink.ScoreCalibration.v1" in packaged
+        linker = spacy.load(project / "training" / "linker_package")
+        doc = linker.make_doc("Outcomes of COVID-19 in adults.")
+        doc.ents = [doc.char_span(12, 20, label="Disease")]
+        ent = linker(doc).ents[0]
+        assert ent.kb_id_ == "D000086382" and 0.0 < ent._.kb_ents[0][1] <= 1.0
+        assert "| packaged |" in table
+        assert srsly.read_json(metrics / "package_test.json")["n_evaluated"] == 68
         assert "spacy-biolink.HybridEncoder.v1" in fast and "sparse_weight = 0.5\n" in fast
         tfidf = srsly.read_json(metrics / "tfidf_test.json")
         # Measured on this slice (convert, init-linker, evaluate alone give the same file).
@@ -521,6 +545,9 @@ def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
         # the disease linker is MEDIC extended by the MeSH slice's C and F03 concepts
         disease_config = (project / "training" / "linker_bc5cdr_disease" / "config.cfg").read_text()
         assert '@misc = "spacy-biolink.extended_dictionary.v1"' in disease_config
+        # both packaged linkers' scores are calibrated probabilities (calibrate-linkers-bc5cdr)
+        packaged = (training / "pipeline_bc5cdr" / "config.cfg").read_text()
+        assert packaged.count("spacy-biolink.ScoreCalibration.v1") == 2
         assert "Warning" not in loaded.stderr, loaded.stderr  # no W012 from the term ruler
     finally:
         subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
@@ -630,6 +657,9 @@ def test_pubmed_workflow_on_a_tiny_slice(tmp_path, shared_data):
         # no training split
         assert all((project / "training" / "pubmed" / f"linker_{t}").is_dir() for t in
                    ("disease", "chemical", "gene", "species", "variant", "cellline"))
+        # ... each calibrated (calibrate-linkers-pubmed) before it joins the pipeline
+        packaged = (project / "training" / "pubmed" / "pipeline" / "config.cfg").read_text()
+        assert packaged.count("spacy-biolink.ScoreCalibration.v1") == 6
         held_out = set((project / "corpus" / "pubmed" / "held_out_pmids.txt").read_text().split())
         assert held_out and not any(
             d.user_data.get("pmid") in held_out for f in train.glob("*.spacy")
