@@ -215,6 +215,34 @@ def test_drop_below_drops_the_span_but_keeps_the_link(ner_dir, linker_dir, tmp_p
         assert not (tmp_path / "bad").exists()
 
 
+def test_unlink_labels_keep_the_weak_span_as_nil(ner_dir, linker_dir, tmp_path):
+    """--unlink-labels: an entity of those labels whose best link is under --drop-below
+    stays, as NIL, with its kb_ents (on raw text such links were more often wrong than
+    right, the spans not); the linker alone still links it. Misuse is refused."""
+    patterns = tmp_path / "patterns.jsonl"
+    patterns.write_text('{"label": "Disease", "pattern": "diabetes"}\n')
+    text = "Diabetes and breast cancer."
+    out = tmp_path / "unlinked"
+    result = CliRunner().invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(out),
+                                      "--patterns", str(patterns), "--drop-nil",
+                                      "--drop-below", "0.8", "--unlink-labels", "Disease"])
+    assert result.exit_code == 0, result.output
+    nlp = spacy.load(out)
+    assert nlp.get_pipe_config("bio_drop_nil")["unlink_labels"] == ["Disease"]
+    ents = nlp(text).ents
+    assert [(e.text, e.kb_id_) for e in ents] == [("Diabetes", "NIL"),
+                                                  ("breast cancer", "D001943")]
+    assert ents[0]._.kb_ents[0][0] == "D003924" and ents[0]._.kb_ents[0][1] < 0.8
+    for extra in (["--drop-nil", "--unlink-labels", "Disease"],
+                  ["--drop-nil", "--drop-below", "0.8", "--unlink-labels", "Chemical"],
+                  ["--drop-nil", "--drop-below", "0.8", "--unlink-labels", "Disease",
+                   "--drop-nil-labels", "Disease"]):
+        bad = CliRunner().invoke(app, ["assemble", str(ner_dir), str(linker_dir),
+                                       str(tmp_path / "bad")] + extra)
+        assert bad.exit_code != 0 and "E480" in bad.output, (extra, bad.output)
+        assert not (tmp_path / "bad").exists()
+
+
 def test_an_ner_with_static_vectors_assembles_without_a_vectors_warning(ner_dir, linker_dir,
                                                                          tmp_path):
     """The `all` NER has static vectors and the linker pipeline none: spaCy's W113 (sourced

@@ -197,6 +197,10 @@ def assemble_cli(
                                                "whose best link scores under this; the "
                                                "linkers keep their own NIL threshold, so "
                                                "gold spans still get their best concept"),
+    unlink_labels: Optional[str] = typer.Option(None, "--unlink-labels",
+                                                help="With --drop-below, keep the entities "
+                                                "of these labels (comma-separated) whose "
+                                                "best link scores under it, as NIL"),
     propagate: Optional[str] = typer.Option(None, "--propagate", help="Add bio_propagate "
                                             "after the NER with these rules (comma-"
                                             "separated): abbreviations (a defined short "
@@ -219,7 +223,8 @@ def assemble_cli(
                             nil_threshold=nil_threshold,
                             propagate=comma_list(propagate),
                             drop_nil_labels=comma_list(drop_nil_labels),
-                            drop_below=drop_below, type_choice=type_choice)
+                            drop_below=drop_below, unlink_labels=comma_list(unlink_labels),
+                            type_choice=type_choice)
     msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
 
 

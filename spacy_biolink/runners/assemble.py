@@ -66,6 +66,7 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
                       propagate: Optional[Sequence[str]] = None,
                       drop_nil_labels: Optional[Sequence[str]] = None,
                       drop_below: Optional[float] = None,
+                      unlink_labels: Optional[Sequence[str]] = None,
                       type_choice: bool = False) -> Language:
     """Save NER_DIR's pipeline with LINKER_DIR's linkers added after it to OUTPUT_DIR.
 
@@ -94,11 +95,18 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
         (bio_drop_nil's `min_score`), while the linkers keep their own NIL threshold: a
         gold span the user hands the linker still gets its best concept and `kb_ents`.
         The raw-text cut that nil_threshold puts on the linkers, without that cost.
+    unlink_labels: with drop_below, keep the entities of these labels whose best link
+        scores under it, as NIL (bio_drop_nil's `unlink_labels`): their spans are right
+        more often than their links. Labels the NER sets, none of drop_nil_labels.
     type_choice: put `bio_types` (ner/type_choice.py, `keep` empty: every type) after the
         NER and bio_propagate, before the linkers, so that a user restricts the types of
         the saved pipeline at load: spacy.load(path, config={"components": {"bio_types":
         {"keep": ["Disease", "Chemical"]}}}).
     """
+    if unlink_labels is not None and drop_below is None:
+        raise BioLinkError(Errors.E480.format(option="--unlink-labels",
+                                              value=",".join(unlink_labels),
+                                              what="given with --drop-below"))
     for option, value in (("--drop-nil-labels", drop_nil_labels), ("--drop-below", drop_below)):
         if value is not None and not drop_nil:
             shown = ",".join(value) if isinstance(value, (list, tuple)) else value
@@ -147,13 +155,16 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
         nlp.add_pipe(TYPES_NAME, after=after)
     if drop_nil_labels is not None:
         _check_entity_labels(nlp, drop_nil_labels)
+    if unlink_labels is not None:
+        _check_entity_labels(nlp, unlink_labels, "--unlink-labels")
     if (drop_nil_labels is not None or drop_below is not None) \
             and DROP_NIL_NAME in nlp.pipe_names:  # replaced, with its new settings, still last
         nlp.remove_pipe(DROP_NIL_NAME)
     if drop_nil and DROP_NIL_NAME not in nlp.pipe_names:
         nlp.add_pipe("bio_drop_nil", name=DROP_NIL_NAME,
                      config={"labels": list(drop_nil_labels or []),
-                             "min_score": float(drop_below or 0.0)})
+                             "min_score": float(drop_below or 0.0),
+                             "unlink_labels": list(unlink_labels or [])})
     # Settings the linker's pipeline keeps in its meta (e.g. kb_url_template) travel with it
     if "biolink" in linker_nlp.meta:
         nlp.meta["biolink"] = {**nlp.meta.get("biolink", {}), **linker_nlp.meta["biolink"]}
@@ -162,7 +173,8 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
     return nlp
 
 
-def _check_entity_labels(nlp: Language, labels: Sequence[str]) -> None:
+def _check_entity_labels(nlp: Language, labels: Sequence[str],
+                         option: str = "--drop-nil-labels") -> None:
     """E480 unless every one of `labels` is a label the pipeline's entity pipes set: a
     misspelt label would silently drop nothing."""
     known = set()
@@ -171,7 +183,7 @@ def _check_entity_labels(nlp: Language, labels: Sequence[str]) -> None:
     unknown = [label for label in labels if label not in known]
     if unknown or not labels:
         raise BioLinkError(Errors.E480.format(
-            option="--drop-nil-labels", value=",".join(labels),
+            option=option, value=",".join(labels),
             what="a comma-separated list of the NER's labels (" + ", ".join(sorted(known)) + ")"))
 
 
