@@ -251,3 +251,19 @@ def test_exclude_pmids_leaves_documents_out_of_the_fit(tiny_dictionary, tmp_path
     assert saved["report"]["pooled"]["n"] == 7
     _, _, everything = fit_calibration(spacy.load(tmp_path / "raw"), [(dev, None)])
     assert everything["pooled"]["n"] == 13
+
+
+def test_a_batch_is_calibrated_as_its_lists_one_by_one():
+    """apply_to_mentions scores a batch's lists in one pass: each list comes out as alone,
+    empty lists, ties, lists of one and lists not in score order among them."""
+    stage = ScoreCalibration()
+    stage.set_weights([5.0, 3.0, -2.0, 4.0, 1.0, -3.0])
+    lists = [[("A", 0.9), ("B", 0.7)], [], [("C", 0.5)], [("D", 0.6), ("E", 0.6), ("F", 0.2)],
+             [("G", 0.3), ("H", 0.8)]]
+    batch = stage.calibrate_lists(lists)
+    assert batch == [stage.calibrate_lists([one])[0] for one in lists]
+    assert batch[1] == [] and [c for c, _ in batch[4]] == ["G", "H"]
+    assert batch[4][1][1] <= batch[4][0][1]  # order kept: H no likelier than G before it
+    links = [[("x", lists[0]), ("y", lists[2])], [("z", lists[1])]]
+    assert stage.apply_to_mentions(None, [], links) == [[("x", batch[0]), ("y", batch[2])],
+                                                        [("z", batch[1])]]
