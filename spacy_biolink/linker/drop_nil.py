@@ -82,8 +82,7 @@ class DropNil:
     def _unlinks(self, ent) -> bool:
         if ent.label_ not in self.unlink_labels or ent.kb_id_ in self.nil_ids:
             return False
-        kb_ents = get_kb_ents(ent)
-        return not kb_ents or kb_ents[0][1] < self.min_score
+        return self._weak(ent)
 
     @staticmethod
     def _unlinked(ent) -> Span:
@@ -97,7 +96,9 @@ class DropNil:
             return False
         if ent.kb_id_ in self.nil_ids:
             return True
-        if self.min_score > 0.0:
-            kb_ents = get_kb_ents(ent)
-            return not kb_ents or kb_ents[0][1] < self.min_score
-        return False
+        return self.min_score > 0.0 and self._weak(ent)
+
+    def _weak(self, ent) -> bool:
+        """Whether the entity's best link scores under `min_score` (or it has none)."""
+        kb_ents = get_kb_ents(ent)
+        return not kb_ents or kb_ents[0][1] < self.min_score

@@ -81,7 +81,7 @@ class ScoreCalibration(Stage):
         for candidates in lists:
             list_scores = [score for _, score in candidates]
             scores.extend(list_scores)
-            margins.extend(_list_margins(list_scores))
+            margins.extend(_margins(list_scores))
             tops.extend([1.0] + [0.0] * (len(list_scores) - 1) if list_scores else [])
         if not scores:
             return [list(candidates) for candidates in lists]
@@ -154,29 +154,23 @@ class ScoreCalibration(Stage):
         self.state_from_bytes(path.read_bytes())
 
 
-def _list_margins(scores: List[float]) -> List[float]:
-    """list_margins for one short list in plain Python (no numpy call per list)."""
+def list_margins(scores) -> numpy.ndarray:
+    """Each score's margin over the best other of its list (0 stands in for a missing
+    second): the top's lead over the second, the others' (negative) gap to the top."""
+    return numpy.array(_margins([float(score) for score in scores]), numpy.float64)
+
+
+def _margins(scores: List[float]) -> List[float]:
+    """list_margins in plain Python: the lists are short, and a numpy call per list costs
+    more than the arithmetic (the stage scores a batch's lists with one numpy pass)."""
     if not scores:
         return []
     best = max(scores)
     ties = sum(1 for score in scores if score == best)
+    # The best's margin is over the next score (0 where it is tied with another).
     second = sorted(scores)[-2] if len(scores) > 1 else 0.0
     lead = best - second if ties == 1 else 0.0
     return [lead if score == best else score - best for score in scores]
-
-
-def list_margins(scores: numpy.ndarray) -> numpy.ndarray:
-    """Each score's margin over the best other of its list (0 stands in for a missing
-    second): the top's lead over the second, the others' (negative) gap to the top."""
-    if not len(scores):
-        return numpy.zeros(0)
-    best = scores.max()
-    second = numpy.partition(scores, -2)[-2] if len(scores) > 1 else 0.0
-    top = scores == best
-    out = scores - best
-    # The best's margin is over the next score (0 where it is tied with another).
-    out[top] = best - (second if numpy.count_nonzero(top) == 1 else best)
-    return out
 
 
 def fit_platt(scores: numpy.ndarray, margins: numpy.ndarray, right: numpy.ndarray,
