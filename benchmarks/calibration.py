@@ -32,15 +32,12 @@ import numpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-# configs/linker_tfidf.cfg's NIL threshold: the raw columns' default for a model whose
-# own threshold is a calibrated probability
-RAW_DEFAULT_THRESHOLD = 0.45
-
 
 def main() -> None:
     """Parse the arguments, measure, print a table (and save it as JSON)."""
     import spacy
 
+    from spacy_biolink.linker.settings import defaults as link_defaults
     from spacy_biolink.linker.stages.calibration import expected_calibration_error
     from spacy_biolink.training.calibrate import (fit_rows, mention_rows, reliability,
                                                   row_probabilities)
@@ -58,9 +55,10 @@ def main() -> None:
     nlp = spacy.load(args.model)
     pipe = next(p for _, p in nlp.pipeline if hasattr(p, "linker"))
     shipped = pipe.linker.stages.get("calibration")
-    # a calibrated linker's own threshold is a probability, not a raw score
+    # a calibrated linker's own threshold is a probability, not a raw score: the raw
+    # columns take bio_linker's default
     raw_threshold = args.raw_threshold if args.raw_threshold is not None else (
-        RAW_DEFAULT_THRESHOLD if shipped is not None else pipe.cfg["threshold"])
+        link_defaults()["threshold"] if shipped is not None else pipe.cfg["threshold"])
     rows = {}
     for spec in args.corpus:
         path, _, types = spec.partition(":")
