@@ -251,6 +251,9 @@ class Errors(metaclass=ErrorsWithCodes):
             "saved pipeline that has them.")
     # Encoders and indexes
     # Scale (issue 17): the dense index past a size threshold.
+    E169 = ("bio_linker: augment_replaced_ids is set but augment_new_concepts names no type: "
+            "it decides which of those types' unknown ids a concept already holds. Add "
+            "augment_new_concepts (e.g. [\"Chemical\"]) or drop augment_replaced_ids.")
     E175 = ("{pipe}: `{key}` = {flat!r} in the component's settings, but its {step} stage "
             "block says {value!r}. Set it in one place: the stage block (then leave `{key}` "
             "at its default) or the flat setting (then drop the block).")

@@ -236,6 +236,62 @@ def test_augment_new_concepts_makes_unknown_ids_of_the_named_types_linkable(tmp_
     assert refused.returncode != 0 and "--augment" in refused.stdout + refused.stderr
     assert not (tmp_path / "nothing").exists()
 
+
+def test_augment_new_concepts_makes_a_replaced_id_an_alternative_id(tmp_path, caplog):
+    """An unknown id whose mentions name one concept of the dictionary (an older corpus's
+    supplementary record that MeSH made a descriptor) becomes that concept's alternative
+    id, not a rival concept with the same name: the link reports the current id, the
+    mention's other texts become its names, and a gold mention with the old id still
+    counts as right. Mentions naming two concepts keep their id a concept of its own."""
+    dictionary = tmp_path / "chemicals.tsv"
+    dictionary.write_text("Cidofovir\tD000077404\nsalt\tD012492\nsalt\tD012965\n",
+                          encoding="utf8")
+    train = tmp_path / "train.txt"
+    train.write_text(
+        "1|t|cidofovir (HPMPC) and salt.\n"
+        "1\t0\t9\tcidofovir\tChemical\tC059262\n"
+        "1\t11\t16\tHPMPC\tChemical\tC059262\n"
+        "1\t22\t26\tsalt\tChemical\tC000002\n\n", encoding="utf8")
+    model = tmp_path / "linker"
+    with caplog.at_level("INFO"):
+        invoke_cli("init-linker", model, "--dictionary", dictionary, "--format", "tsv",
+                   "--augment", train, "--augment-new-concepts", "Chemical",
+                   "--augment-replaced-ids")
+    assert "1 ids the dictionary lacks became concepts" in caplog.text
+    assert "1 ids the dictionary lacks became alternative ids" in caplog.text
+    nlp = spacy.load(model)
+    kb = nlp.get_pipe("bio_linker").dictionary
+    current = kb.concept_index("D000077404")
+    assert kb.n_concepts == 4 and kb.concept_index("C059262") == current
+    assert kb.ids_of(current) == ("D000077404", "C059262")
+    assert sorted(kb.names_of(current)) == ["Cidofovir", "HPMPC", "cidofovir"]
+    assert kb.concept_index("C000002") not in (None, kb.concept_index("D012492"))
+    doc = nlp(doc_with_ents(nlp, "Given cidofovir.", [(6, 15)], label="Chemical"))
+    assert doc.ents[0].kb_id_ == "D000077404"
+    test = tmp_path / "test.txt"
+    test.write_text("2|t|HPMPC given.\n2\t0\t5\tHPMPC\tChemical\tC059262\n\n",
+                    encoding="utf8")
+    scores = tmp_path / "scores.json"
+    invoke_cli("evaluate", model, test, "--output", scores)
+    assert json.loads(scores.read_text())["acc@1"] == 1.0
+    # the setting is in the saved config; off (genes: a mouse Il6 is not human IL6), the
+    # old id stays a rival concept; without the types it decides nothing and is refused
+    assert nlp.config["initialize"]["components"]["bio_linker"]["augment_replaced_ids"] is True
+    invoke_cli("init-linker", tmp_path / "off", "--dictionary", dictionary, "--format", "tsv",
+               "--augment", train, "--augment-new-concepts", "Chemical")
+    off = spacy.load(tmp_path / "off").get_pipe("bio_linker").dictionary
+    assert off.n_concepts == 5 and off.concept_index("C059262") != off.concept_index("D000077404")
+    refused = invoke_cli("init-linker", tmp_path / "alone", "--dictionary", dictionary,
+                         "--format", "tsv", "--augment", train, "--augment-replaced-ids",
+                         check=False)
+    assert refused.returncode != 0 and "--augment-new-concepts" in refused.stdout + refused.stderr
+    assert not (tmp_path / "alone").exists()
+    nlp = spacy.blank("en")
+    with pytest.raises(BioLinkError, match="E169"):
+        nlp.add_pipe("bio_linker").initialize(nlp=nlp, augment=[train],
+                                              augment_replaced_ids=True)
+
+
 def test_augment_exclude_pmids_leaves_held_out_documents_out(tmp_path, caplog):
     """--augment-exclude-pmids: a training corpus's document that is also a dev or test
     document (BioRED shares abstracts with BC5CDR) adds no names; a PMID file and a

@@ -85,6 +85,11 @@ def init_linker_cli(
         help="--augment's mention types (comma-separated, e.g. Chemical) whose ids the "
              "dictionary lacks become concepts of their own, named by their mentions, "
              "instead of being skipped (ids a newer vocabulary merged or retired)"),
+    augment_replaced_ids: bool = typer.Option(
+        False, "--augment-replaced-ids",
+        help="With --augment-new-concepts: an id whose mentions are names of one concept "
+             "of the dictionary becomes that concept's alternative id instead (an id the "
+             "vocabulary replaced: MeSH makes supplementary records descriptors)"),
     augment_exclude_pmids: Optional[Path] = typer.Option(
         None, "--augment-exclude-pmids",
         help="A file of PMIDs (one a line), or a corpus, whose documents --augment's "
@@ -141,6 +146,10 @@ def init_linker_cli(
     if new_concept_types and not augment:
         raise typer.BadParameter("it adds concepts from --augment's corpora: give --augment too",
                                  param_hint="--augment-new-concepts")
+    if augment_replaced_ids and not new_concept_types:
+        raise typer.BadParameter("it decides which of --augment-new-concepts' ids another "
+                                 "concept holds: give --augment-new-concepts too",
+                                 param_hint="--augment-replaced-ids")
     if augment_exclude_pmids is not None and not augment:
         raise typer.BadParameter("it leaves documents out of --augment's corpora: give "
                                  "--augment too", param_hint="--augment-exclude-pmids")
@@ -153,6 +162,7 @@ def init_linker_cli(
                       on_bad_line=on_bad_line, extend=extend, extend_format=extend_format,
                       extend_filters={"mesh_branches": listed(extend_mesh_branches, "all")},
                       augment_new_concepts=new_concept_types,
+                      augment_replaced_ids=augment_replaced_ids,
                       augment_exclude_pmids=augment_exclude_pmids)
     linker = nlp.get_pipe("bio_linker")
     msg.good(f"Saved pipeline to {output_dir}: {linker.dictionary.n_concepts} concepts, "

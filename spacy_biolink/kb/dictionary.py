@@ -12,7 +12,8 @@ import logging
 from array import array
 from collections import Counter, defaultdict
 from itertools import islice
-from typing import Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import (Collection, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
+                    Tuple)
 
 import numpy
 import srsly
@@ -270,7 +271,8 @@ class ConceptDictionary:
         return StringTable(numpy.ascontiguousarray(blob, dtype=numpy.uint8), offsets)
 
     def with_names(self, extra: Iterable[Tuple[str, str]], *, source: str = "<names>",
-                   new_concept_ids: Collection[str] = ()
+                   new_concept_ids: Collection[str] = (),
+                   alternative_ids: Optional[Mapping[str, str]] = None
                    ) -> Tuple["ConceptDictionary", List[Tuple[str, str]]]:
         """Return a dictionary with (name, concept_id) pairs added, and the pairs whose id
         is unknown (they are not added: a name without a concept cannot be linked).
@@ -281,6 +283,9 @@ class ConceptDictionary:
         new_concept_ids: unknown ids that become concepts of their own instead, after the
             dictionary's, named by their pairs alone (every name SOURCE_DATA; the canonical
             name is the one given most often, the first of those on a tie).
+        alternative_ids: unknown id -> a known id: the unknown id becomes an alternative
+            id of the known one's concept, and its pairs names of that concept (an id a
+            newer vocabulary replaced: MeSH makes supplementary records descriptors).
         """
         concepts = list(self.iter_concepts())
         n_known = len(concepts)
@@ -299,8 +304,13 @@ class ConceptDictionary:
         for pos, n in zip(marked.tolist(), owners.tolist()):
             sources[(self.names[n], int(self.name_concepts[pos]))] = int(self.name_concept_sources[pos])
         unknown = []
+        renamed = alternative_ids or {}
         for name, concept_id in extra:
             c = self.concept_index(concept_id)
+            if c is None and concept_id in renamed:
+                c = self.concept_index(renamed[concept_id])
+                if c is not None and concept_id not in concepts[c].ids:
+                    concepts[c].ids = concepts[c].ids + (concept_id,)
             if c is None and concept_id in allowed_new:
                 c = added.get(concept_id)
                 if c is None:

@@ -6,9 +6,10 @@ matches exactly. The mentions go through the linker's own abbreviation resolutio
 composite splitting, so what is added is what a query will look like.
 """
 import warnings
+from collections import defaultdict
 from dataclasses import dataclass
 from itertools import permutations
-from typing import AbstractSet, Callable, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from spacy.tokens import Doc
 
@@ -33,6 +34,9 @@ class AugmentStats:
     unknown_id: int = 0
     # Unknown ids made concepts of their own (new_concept_types).
     new_concepts: int = 0
+    # Unknown ids of new_concept_types made alternative ids of a concept whose name their
+    # mentions give (an id the vocabulary has since replaced).
+    renamed_ids: int = 0
     # Mentions of a type the linker's `labels` leave to another linker: a species' 9606
     # must not become a name of gene 9606.
     other_labels: int = 0
@@ -48,6 +52,8 @@ class AugmentStats:
                 f"into one part per id, {self.unknown_id} with an id not in the dictionary)"
                 + (f"; {self.new_concepts} ids the dictionary lacks became concepts"
                    if self.new_concepts else "")
+                + (f"; {self.renamed_ids} ids the dictionary lacks became alternative ids "
+                   f"of the concept their mentions name" if self.renamed_ids else "")
                 + (f"; {self.other_labels} mentions of types outside the linker's labels "
                    f"left out" if self.other_labels else "")
                 + (f"; {self.held_out_documents} held-out documents left out"
@@ -56,7 +62,7 @@ class AugmentStats:
 
 def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,
                        make_doc: Callable[[str], Doc], *, short_forms: bool = True,
-                       new_concept_types: Sequence[str] = (),
+                       new_concept_types: Sequence[str] = (), replaced_ids: bool = False,
                        exclude_pmids: AbstractSet[str] = frozenset()
                        ) -> Tuple[ConceptDictionary, AugmentStats]:
     """`dictionary` with the gold mentions of PubTator `corpora` added as names.
@@ -72,6 +78,12 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
         or retired some of its ids; the annotations still use them, and a test mention
         annotated like a training one can then be linked to them. Only these types:
         a disease id must not become a concept of a chemical linker.
+    replaced_ids: with new_concept_types, an unknown id whose mentions (case and spacing
+        aside) are names of one concept of the dictionary, and of no other, becomes an
+        alternative id of that concept instead: the vocabulary replaced it (MeSH made the
+        supplementary record C059262 "cidofovir" the descriptor D000077404), so a link
+        reports the current id and a gold annotation with the old one still counts as
+        that concept. Not for genes: a mouse gene named like a human one is another gene.
     exclude_pmids: documents of `corpora` with these PMIDs are left out: the dev and
         test documents a linker will be measured on, where another corpus holds them too.
     """
@@ -85,15 +97,42 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
     if new_types - seen:
         warnings.warn(Warnings.W021.format(missing=sorted(new_types - seen),
                                            seen=sorted(seen) or "none"))
-    new_ids = {concept_id for _, concept_id, mention_type in triples
-               if (mention_type in new_types or six_type_label(mention_type) in new_types)
-               and dictionary.concept_index(concept_id) is None}
+    unknown_ids = {concept_id for _, concept_id, mention_type in triples
+                   if (mention_type in new_types or six_type_label(mention_type) in new_types)
+                   and dictionary.concept_index(concept_id) is None}
+    renamed = (replacements(dictionary, [(name, concept_id) for name, concept_id in pairs
+                                         if concept_id in unknown_ids])
+               if replaced_ids else {})
+    new_ids = unknown_ids - renamed.keys()
     augmented, unknown = dictionary.with_names(pairs, source="<augmented dictionary>",
-                                               new_concept_ids=new_ids)
+                                               new_concept_ids=new_ids, alternative_ids=renamed)
     stats.unknown_id = len(unknown)
     stats.added = len(pairs) - len(unknown)
     stats.new_concepts = len(new_ids)
+    stats.renamed_ids = len(renamed)
     return augmented, stats
+
+
+def replacements(dictionary: ConceptDictionary, pairs: Sequence[Tuple[str, str]]
+                 ) -> Dict[str, str]:
+    """unknown id -> the primary id of the one concept whose names hold its mentions'
+    (name, unknown id) `pairs`, compared without case or extra spaces; ids whose
+    mentions name no concept, or several, are left out."""
+    wanted: Dict[str, Set[str]] = defaultdict(set)
+    for name, concept_id in pairs:
+        wanted[_fold_case(name)].add(concept_id)
+    if not wanted:
+        return {}
+    owners: Dict[str, Set[int]] = defaultdict(set)
+    for n, name in enumerate(dictionary.names):
+        for concept_id in wanted.get(_fold_case(name), ()):
+            owners[concept_id].update(dictionary.concepts_of_name(n).tolist())
+    return {concept_id: dictionary.primary_id(next(iter(concepts)))
+            for concept_id, concepts in owners.items() if len(concepts) == 1}
+
+
+def _fold_case(name: str) -> str:
+    return " ".join(name.lower().split())
 
 
 def gold_name_pairs(dictionary: ConceptDictionary, corpora: Sequence[PathLike], linker,

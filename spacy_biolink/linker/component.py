@@ -209,6 +209,7 @@ class BioLinker(Pipe):
                    spelling_map: Optional[PathLike] = None,
                    augment: Sequence[PathLike] = (), augment_short_forms: bool = True,
                    augment_new_concepts: Sequence[str] = (),
+                   augment_replaced_ids: bool = False,
                    augment_exclude_pmids: Optional[PathLike] = None,
                    stages: Optional[Dict[str, PathLike]] = None) -> None:
         """Fit the encoder's statistics on the dictionary names, build the index, and read
@@ -225,6 +226,9 @@ class BioLinker(Pipe):
         augment_new_concepts: with augment, corpus mention types (e.g. ["Chemical"])
             whose ids the dictionary lacks become concepts of their own, named by their
             mentions; other unknown ids are skipped, as by default.
+        augment_replaced_ids: with augment_new_concepts, such an id whose mentions are
+            names of one concept of the dictionary becomes that concept's alternative id
+            (an id the vocabulary has replaced) instead of a concept of its own.
         augment_exclude_pmids: with augment, a file of PMIDs (one a line) or a corpus
             whose documents' PMIDs are held out: their mentions are not added. The dev
             and test documents a linker is measured on, where another corpus holds them
@@ -234,6 +238,8 @@ class BioLinker(Pipe):
             keeps the weights it has (a pipeline initialized again), and a new one is an
             error (E168).
         """
+        if augment_replaced_ids and not augment_new_concepts:
+            raise BioLinkError(Errors.E169)
         for name, path in (stages or {}).items():
             if name not in self.linker.stages:
                 raise BioLinkError(Errors.E166.format(name=name,
@@ -262,6 +268,7 @@ class BioLinker(Pipe):
             dictionary, stats = augment_dictionary(dictionary, augment, self.linker, make_doc,
                                                    short_forms=augment_short_forms,
                                                    new_concept_types=augment_new_concepts,
+                                                   replaced_ids=augment_replaced_ids,
                                                    exclude_pmids=held_out)
             logger.info("bio_linker: %s", stats.summary())
         # Positions, not shared_names(): its (name, ids) per shared name would live through

@@ -272,7 +272,7 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
                 reranker: Optional[PathLike] = None, on_bad_line: str = "error",
                 extend: Sequence[PathLike] = (), extend_format: Optional[str] = None,
                 extend_filters: Optional[Dict] = None,
-                augment_new_concepts: Sequence[str] = (),
+                augment_new_concepts: Sequence[str] = (), augment_replaced_ids: bool = False,
                 augment_exclude_pmids: Optional[PathLike] = None) -> Language:
     """Build a pipeline with bio_linker over `dictionary` and save it to `output_dir`.
 
@@ -281,6 +281,9 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     augment_new_concepts: corpus mention types (e.g. ["Chemical"]) of `augment` whose
         ids the dictionary lacks become concepts of their own, named by their mentions
         (linker/augment.py), instead of being skipped.
+    augment_replaced_ids: with augment_new_concepts, such an id whose mentions name one
+        concept of the dictionary becomes its alternative id (an id the vocabulary
+        replaced) instead of a concept of its own.
     augment_exclude_pmids: a file of PMIDs, or a corpus, whose documents `augment`'s
         corpora leave out (the documents the linker will be measured on).
     spelling_map: a `wrong||right` file of mention typos (NCBI-disease ships one).
@@ -347,6 +350,8 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
         extend_filters=extend_filters)
     if augment_new_concepts:
         initialize["augment_new_concepts"] = list(augment_new_concepts)
+    if augment_replaced_ids:
+        initialize["augment_replaced_ids"] = True
     if augment_exclude_pmids is not None:
         initialize["augment_exclude_pmids"] = str(augment_exclude_pmids)
     given = set(overrides or {})
