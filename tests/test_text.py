@@ -76,6 +76,15 @@ def test_a_short_form_ended_by_a_colon_or_semicolon_is_defined(nlp):
     assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {}
 
 
+def test_a_short_form_followed_by_a_comma_and_a_measurement_is_defined(nlp):
+    # BioRED dev 27860185: "10% oxygen" after the comma is no second short form.
+    doc = nlp("Rats were exposed to chronic hypoxia (CH, 10% oxygen) for two weeks; CH rats.")
+    assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {"CH": "chronic hypoxia"}
+    # One-word items are a list of short forms, and define none of them.
+    doc = nlp("Spinocerebellar ataxias 1 and 2 (SCA1, SCA2) were seen.")
+    assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {}
+
+
 def test_no_definition_means_nothing_to_resolve(nlp):
     doc = nlp("Patients with DMD were seen.")
     assert AbbreviationResolver(nlp.vocab).long_forms(doc) == {}

@@ -205,9 +205,12 @@ def _last_words(text: str, start: int, end: int, n: int) -> list:
 
 
 def _lists_short_forms(text: str, after: int) -> bool:
+    # A listed short form is one word: "(CH, 10% oxygen)" defines CH, its second item is a
+    # measurement, not a sibling short form.
     rest = _REST_OF_PARENTHESIS.match(text, after)
-    items = rest.group(0)[:-1].split(",") if rest else []
-    return bool(items) and all(_is_short_form(item.strip()) for item in items)
+    items = [item.strip() for item in rest.group(0)[:-1].split(",")] if rest else []
+    return bool(items) and all(_is_short_form(item) and len(item.split()) == 1
+                               for item in items)
 
 
 def _is_short_form(text: str) -> bool:
