@@ -145,6 +145,9 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         gold |= set(_first_documents(source / name, corpus_dir / name.replace(".gz", ""), n))
     shutil.copy(source / "ncbi-spell-check.txt", corpus_dir)
     shutil.copy(ROOT / "assets" / "examples.txt", project / "assets")
+    (project / "assets" / "biored").mkdir()
+    _first_documents(ROOT / "assets" / "biored" / "Train.PubTator.gz",
+                     project / "assets" / "biored" / "Train.PubTator", 10)
     _tiny_medic(project / "assets" / "medic_tiny.txt", gold)
     _tiny_mesh(project / "assets" / "mesh2024_diseases" / "descriptors.tsv")
 
@@ -156,6 +159,7 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
                "--vars.ner_max_steps", "200", "--vars.dan_max_epochs", "1",
                "--vars.bne_steps_per_epoch", "10", "--vars.bne_max_epochs", "1",
                "--vars.fast_align_epochs", "1", "--vars.fast_corpus_epochs", "1",
+               "--vars.package_calibration_corpus", "assets/biored/Train.PubTator",
                "--vars.package_name", package, "--vars.code_dir", str(ROOT)]
     try:
         result = subprocess.run(command, cwd=project, capture_output=True, text=True)

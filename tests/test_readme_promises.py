@@ -24,6 +24,7 @@ MEDIC = ASSETS / "medic_06Jul2012.txt.gz"
 NCBI = ASSETS / "ncbi_disease"
 TRAIN = NCBI / "NCBItrainset_corpus.txt.gz"
 DEV = NCBI / "NCBIdevelopset_corpus.txt"
+TEST = NCBI / "NCBItestset_corpus.txt"
 SPELLING = NCBI / "ncbi-spell-check.txt"
 
 pytestmark = pytest.mark.skipif(not (MEDIC.exists() and TRAIN.exists() and DEV.exists()),
@@ -41,7 +42,7 @@ BUILDS = {
 
 # The packaged pipeline's linker (project.yml's init-linker-package): the test linker's
 # build over MEDIC extended by MeSH 2024's disease branches, calibrated on dev with the
-# same linker over train mentions alone.
+# same linker over train mentions alone, and on BioRED train's diseases.
 PACKAGE_EXTEND = ["--extend", str(ASSETS / "mesh2024_diseases"), "--extend-format", "mesh-tsv"]
 PACKAGED = "workflow_packaged_linker"
 
@@ -58,7 +59,9 @@ def built_linker(request, tmp_path_factory):
                "--spelling-map", str(SPELLING))
     invoke_cli("init-linker", raw, "--dictionary", MEDIC, *PACKAGE_EXTEND,
                *BUILDS["workflow_test_linker"])
-    invoke_cli("calibrate", raw, out, "--corpus", DEV, "--fit-with", fit)
+    invoke_cli("calibrate", raw, out, "--corpus", DEV, "--corpus",
+               str(ASSETS / "biored" / "Train.PubTator.gz"), "--types", "Disease",
+               "--exclude-pmids", str(TEST), "--fit-with", fit)
     return spacy.load(out)
 
 
