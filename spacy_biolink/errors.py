@@ -519,6 +519,12 @@ class Errors(metaclass=ErrorsWithCodes):
     E697 = ("Teacher {path} is the weights file of an encoder saved by `python -m spacy_biolink "
             "train`, not its directory: pass the directory {parent} (the one holding "
             "encoder.cfg) as --paths.teacher.")
+    E698 = ("The torch-free fast encoder (FastNameEncoderNumpy.v1) has no weights or no "
+            "tokenizer: it runs a trained fast encoder's, copied by `python -m spacy_biolink "
+            "init-linker OUT --encoder DIR` from the encoder `train` wrote to DIR.")
+    E699 = ("No fast encoder weights to copy from {source!r} into {target!r}: the two "
+            "models hold different numbers of fast encoders (a torch-free block must come "
+            "from the trained encoder's own [model] block, torch_free_block).")
 
     # Siamese synonymy verifier (E700-E749)
     E701 = ("Pair split fractions (dev, test) must each be in [0, 1) and sum below 1, "

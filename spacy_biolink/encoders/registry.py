@@ -110,6 +110,19 @@ def build_fast_name_encoder_v2(vocab_size: int = 0, embed_dim: int = 256,
                              dropout, max_length, normalize, batch_size, by_length=True)
 
 
+@registry.architectures("spacy-biolink.FastNameEncoderNumpy.v1")
+def build_fast_name_encoder_numpy(vocab_size: int = 0, hidden_width: int = 128,
+                                  width: int = 128, n_layers: int = 2, kernel_size: int = 3,
+                                  max_length: int = 25, normalize: bool = True,
+                                  batch_size: int = 1024):
+    """A trained FastNameEncoder's forward pass in numpy, for linking without torch
+    (encoders/fast_numpy.py); init-linker --encoder builds it from the trained encoder."""
+    from .fast_numpy import fast_name_encoder_numpy
+
+    return fast_name_encoder_numpy(vocab_size, hidden_width, width, n_layers, kernel_size,
+                                   max_length, normalize, batch_size)
+
+
 @registry.misc("spacy-biolink.transformer_backbone.v1")
 def build_transformer_backbone(path: Optional[str] = None) -> str:
     """Registered `spacy-biolink.transformer_backbone.v1`: the `name` of spacy-transformers'

@@ -23,6 +23,7 @@ ENCODER_ARCHITECTURES = (
     "spacy-biolink.BneEncoder.v1",
     "spacy-biolink.FastNameEncoder.v1",
     "spacy-biolink.FastNameEncoder.v2",
+    "spacy-biolink.FastNameEncoderNumpy.v1",
 )
 VERIFIER_ARCHITECTURES = ("spacy-biolink.SiameseVerifier.v1", "spacy-biolink.SiameseVerifier.v2")
 RERANKER_ARCHITECTURES = ("spacy-biolink.CrossEncoderReranker.v1",)
@@ -32,7 +33,7 @@ ARCHITECTURES = {"encoder": ENCODER_ARCHITECTURES, "verifier": VERIFIER_ARCHITEC
 # The thinc node names the architectures above build (their outer Model), per role.
 ROOT_LAYERS = {
     "encoder": ("tfidf_encoder", "dan_encoder", "hybrid_encoder", "transformer_encoder",
-                "biosyn_encoder", "bne_encoder", "fast_name_encoder"),
+                "biosyn_encoder", "bne_encoder", "fast_name_encoder", "fast_name_encoder_numpy"),
     "verifier": ("siamese_verifier",),
     "reranker": ("cross_encoder_reranker",),
 }

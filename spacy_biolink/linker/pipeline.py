@@ -355,8 +355,15 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
     if augment_exclude_pmids is not None:
         initialize["augment_exclude_pmids"] = str(augment_exclude_pmids)
     given = set(overrides or {})
+    torch_free = None
     if encoder is not None:
+        from ..encoders.fast_numpy import torch_free_block
+
         linker.update(encoder_blocks(encoder, linker, overrides))
+        # A trained fast encoder links without torch: its numpy twin, weights copied below.
+        torch_free = torch_free_block(linker["encoder"])
+        if torch_free is not None:
+            linker["encoder"] = torch_free
     else:
         linker["index"] = _index_block(linker["index"], overrides)
     stages, trained_stages = stage_blocks(verifier=verifier, verifier_mode=verifier_mode,
@@ -380,8 +387,14 @@ def init_linker(output_dir: Optional[PathLike], dictionary: PathLike, *,
             # The config's encoder settings (DIR/encoder.cfg's) are the ones used: the
             # index is built after, from them.
             model = nlp.get_pipe("bio_linker").model
-            with keeping_config_settings(model, where=str(Path(encoder) / MODEL_FILE)):
-                model.from_bytes((Path(encoder) / MODEL_FILE).read_bytes())
+            if torch_free is not None:
+                from ..encoders.fast_numpy import copy_weights
+                from ..encoders.saved import load_encoder
+
+                copy_weights(load_encoder(encoder)[0], model)
+            else:
+                with keeping_config_settings(model, where=str(Path(encoder) / MODEL_FILE)):
+                    model.from_bytes((Path(encoder) / MODEL_FILE).read_bytes())
         except BioLinkError:
             raise
         except (ValueError, KeyError, OSError) as err:
