@@ -272,6 +272,45 @@ def ner_patterns_cli(
              + ", ".join(f"{label} {count}" for label, count in sorted(by_label.items())))
 
 
+@app.command("merge-corpora")
+@fail_cleanly
+def merge_corpora_cli(
+    output_path: Path = typer.Argument(..., help="PubTator file to write"),
+    corpora: List[Path] = typer.Argument(..., help="PubTator corpora (.gz ok), in order"),
+    mention_type: Optional[str] = typer.Option(None, "--type",
+                                               help="Keep only mentions of this of the six "
+                                                    "types (Disease, Chemical, ...)"),
+    exclude_pmids: Optional[Path] = typer.Option(None, "--exclude-pmids",
+                                                 help="A file of PMIDs (one a line), or a "
+                                                      "corpus, whose documents are left out"),
+    force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT"),
+):
+    """Several PubTator corpora as one training file for the trainers (`train
+    --paths.train`): one type's mentions, the held-out documents left out, a PMID two
+    corpora share kept in both (the later copy renamed)."""
+    from ..corpora.bioc import read_pmid_file
+    from ..corpora.merge import merge_pubtator
+    from ..corpora.types import SIX_TYPES
+
+    if mention_type is not None and mention_type not in SIX_TYPES:
+        raise typer.BadParameter(f"{mention_type!r} is none of the six types: "
+                                 f"{', '.join(SIX_TYPES)}", param_hint="--type")
+    check_output_path(output_path, kind="file", what="the merged corpus", force=force,
+                      example="train.PubTator", force_option=True)
+    if output_path.exists() and not force:
+        raise typer.BadParameter(f"{output_path} exists: pass --force to replace it",
+                                 param_hint="OUTPUT_PATH")
+    held_out = (read_pmid_file(exclude_pmids, "--exclude-pmids") if exclude_pmids is not None
+                else frozenset())
+    stats = merge_pubtator(output_path, corpora, mention_type=mention_type,
+                           exclude_pmids=held_out)
+    msg.good(f"Wrote {output_path}: {stats.documents} documents, {stats.mentions} "
+             f"{mention_type or 'mentions of any type'}"
+             + (" mentions" if mention_type else "")
+             + f"; {stats.held_out} held-out documents left out, {stats.renamed} repeated "
+               f"PMIDs renamed")
+
+
 @app.command("convert")
 @fail_cleanly
 def convert_cli(
