@@ -11,7 +11,7 @@ from spacy_biolink.linker.stages.calibration import (ScoreCalibration,
                                                      expected_calibration_error, fit_platt,
                                                      list_margins)
 from spacy_biolink.training.calibrate import (calibrate_pipeline, fit_calibration,
-                                              nil_threshold_for)
+                                              nil_threshold_for, nil_threshold_for_each)
 
 from .conftest import doc_with_ents, invoke_cli, make_linker_nlp
 
@@ -95,6 +95,25 @@ def test_nil_threshold_is_the_highest_with_the_asked_precision():
     assert nil_threshold_for(probs, right, 0.95) == 0.2
     assert nil_threshold_for(probs, right, 0.7) == 0.6
     assert nil_threshold_for(numpy.array([0.4, 0.5]), numpy.array([True, True]), 0.95) == 0.0
+
+
+def test_nil_threshold_keeps_the_precision_on_each_corpus():
+    """Pooled, a corpus of sure NILs would pay for another's good links made NIL: the
+    pubmed fast hybrid's threshold pooled on three dev sets gave BioRED dev NIL
+    precision 0.882. Each corpus must keep the precision (or make no NIL)."""
+    many = (numpy.array([0.05, 0.1, 0.15, 0.2, 0.25, 0.9]),
+            numpy.array([False, False, False, False, False, True]))
+    few = (numpy.array([0.22, 0.5, 0.9]), numpy.array([True, True, True]))
+    pooled = tuple(numpy.concatenate(parts) for parts in zip(many, few))
+    # pooled, NIL below 0.5 is 5 wrong of 6 (0.83): allowed at 0.8 ...
+    assert nil_threshold_for(*pooled, 0.8) == 0.5
+    # ... but below 0.5 `few` loses its one mention there, a right link: 0.22 keeps
+    # `few` out of the NILs and `many` at 4 of 4.
+    assert nil_threshold_for_each([many, few], 0.8) == 0.22
+    # alone, `many` may make all six NIL (5 wrong of 6): past its highest probability
+    assert nil_threshold_for_each([many], 0.8) == nil_threshold_for(*many, 0.8) \
+        == numpy.nextafter(0.9, 1.0)
+    assert nil_threshold_for_each([few], 0.8) == 0.0
 
 
 def test_bad_settings_and_states_are_coded_errors(tmp_path):

@@ -8,7 +8,7 @@ linker meets them in use, and for them a NIL is the right answer. Fitted: Platt 
 on those candidates' (score, margin over the best other), one set for the first
 candidates and one for the rest; chosen: the NIL threshold, the highest
 probability under which the mentions made NIL were wrong links at least `nil_precision`
-of the time (so a NIL rarely costs a good link). `calibrate_pipeline` writes a copy of
+of the time in each corpus (so a NIL rarely costs a good link, on any of them). `calibrate_pipeline` writes a copy of
 the pipeline with the stage and that threshold.
 """
 import copy
@@ -126,6 +126,28 @@ def nil_threshold_for(probs: numpy.ndarray, right: numpy.ndarray, precision: flo
     return best
 
 
+def nil_threshold_for_each(corpora: Sequence[Tuple[numpy.ndarray, numpy.ndarray]],
+                           precision: float) -> float:
+    """The highest threshold t such that, in each of `corpora` ((probabilities, right)
+    pairs), the mentions with probability < t are none or wrong links at least
+    `precision` of the time: one corpus's many sure NILs cannot pay for another's good
+    links made NIL. With one corpus, nil_threshold_for's."""
+    pooled = numpy.concatenate([probs for probs, _ in corpora])
+    if not len(pooled):
+        return 0.0
+    # Each distinct probability makes the ones under it NIL; past the highest, all are.
+    candidates = numpy.append(numpy.unique(pooled),
+                              numpy.nextafter(pooled.max(), numpy.inf))
+    # A threshold that makes nothing NIL is 0.0, as nil_threshold_for gives it.
+    allowed = candidates > pooled.min()
+    for probs, right in corpora:
+        order = numpy.argsort(probs, kind="stable")
+        n_nil = numpy.searchsorted(probs[order], candidates, side="left")
+        wrong_nil = numpy.concatenate([[0], numpy.cumsum(~right[order])])[n_nil]
+        allowed &= (n_nil == 0) | (wrong_nil >= precision * n_nil)
+    return float(candidates[allowed].max()) if allowed.any() else 0.0
+
+
 def reliability(probs: numpy.ndarray, right: numpy.ndarray, threshold: float) -> Dict:
     """How far the probabilities can be trusted: ECE, accuracy against mean probability,
     and at `threshold` the share of mentions made NIL and how many of those were wrong
@@ -150,9 +172,10 @@ def fit_calibration(nlp: Language, corpora: Sequence[Tuple[PathLike, Optional[Se
                     *, linker: Optional[str] = None, nil_precision: float = 0.95,
                     exclude_pmids: AbstractSet[str] = frozenset()
                     ) -> Tuple[ScoreCalibration, float, Dict]:
-    """The fitted stage, the NIL threshold chosen on all `corpora` together ((path, types
-    or None) pairs; documents of `exclude_pmids` left out) and a report with each
-    corpus's reliability and the pooled one."""
+    """The fitted stage (on all `corpora` together: (path, types or None) pairs; documents
+    of `exclude_pmids` left out), the NIL threshold that keeps NIL precision on each
+    corpus (nil_threshold_for_each) and a report with each corpus's reliability and the
+    pooled one."""
     per_corpus = {str(path): mention_rows(nlp, path, linker=linker, types=types,
                                           exclude_pmids=exclude_pmids)
                   for path, types in corpora}
@@ -182,7 +205,9 @@ def fit_rows(per_corpus: Dict[str, Dict[str, numpy.ndarray]], *, nil_precision: 
     stage.set_weights(weights)
 
     probs = row_probabilities(stage, pooled)
-    threshold = nil_threshold_for(probs, pooled["right"], nil_precision)
+    threshold = nil_threshold_for_each(
+        [(row_probabilities(stage, rows), rows["right"]) for rows in per_corpus.values()],
+        nil_precision)
     report = {"weights": weights, "features": ["score", "margin"], "groups": ["top", "other"],
               "nil_precision_target": nil_precision, "threshold": threshold,
               "pooled": reliability(probs, pooled["right"], threshold),
