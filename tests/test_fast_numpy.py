@@ -102,3 +102,37 @@ def test_init_linker_builds_a_linker_that_links_without_torch(trained, tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     there = json.loads(run.stdout.strip().splitlines()[-1])
     assert there == {text: [list(pair) for pair in pairs] for text, pairs in here.items()}
+
+
+def test_a_linker_over_faiss_links_in_forked_workers_after_linking_here(trained, tmp_path):
+    """nlp.pipe(n_process=2) after the parent has searched: faiss's OpenMP threads do not
+    survive a fork, and the workers used to wait forever (index/faiss.py's fork hook)."""
+    # Enough names and queries that faiss searches on several threads in the parent.
+    dictionary = tmp_path / "dict.txt"
+    dictionary.write_text((trained / "dict.txt").read_text(encoding="utf8") + "".join(
+        f"D9{i:05d}||renal disease type {i}\n" for i in range(5000)), encoding="utf8")
+    pipeline = tmp_path / "linker"
+    invoke_cli("init-linker", pipeline, "--dictionary", dictionary,
+               "--encoder", trained / "fast" / "hybrid")
+    script = (
+        "import numpy, spacy\n"
+        f"nlp = spacy.load({str(pipeline)!r})\n"
+        "def docs(first):\n"
+        "    for i in range(first, first + 300):\n"
+        "        text = ['kidney failure', 'renal insufficiency', 'heart attack'][i % 3] + f' {i}'\n"
+        "        doc = nlp.make_doc(text)\n"
+        "        doc.ents = [doc.char_span(0, len(text), label='Disease')]\n"
+        "        yield doc\n"
+        "list(nlp.pipe(docs(0), batch_size=300))\n"
+        # a search of many queries, as linking a corpus makes, runs on several threads
+        "dense = nlp.get_pipe('bio_linker').index.dense.index\n"
+        "dense.search(numpy.random.default_rng(0).random((2000, dense.d), dtype='float32'), 5)\n"
+        # the workers link texts the parent has not (no cached link to reuse)
+        "there = [d.ents[0].kb_id_ for d in nlp.pipe(docs(300), n_process=2, batch_size=50)]\n"
+        "here = [d.ents[0].kb_id_ for d in nlp.pipe(docs(300), batch_size=300)]\n"
+        "assert here == there and len(there) == 300, (here, there)\n"
+        "print('ok')\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=240, env={**__import__("os").environ,
+                                           "TOKENIZERS_PARALLELISM": "false"})
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-3000:]

@@ -1,5 +1,6 @@
 """Dense nearest-name search with faiss (flat, HNSW, IVF, IVF-PQ), and AutoFaissIndex:
 exact below a size threshold, IVF-SQ8 above."""
+import os
 from typing import Tuple
 
 import numpy
@@ -12,6 +13,22 @@ from .sparse import NameIndex, SearchResult, _empty_result
 
 
 FAISS_KINDS = ("flat", "hnsw", "ivf", "ivfpq")
+_fork_hook_registered = False
+
+
+def faiss_module():
+    """faiss, imported on first use, with a fork hook: a forked child (nlp.pipe(n_process=2),
+    `link --n-process`) runs its faiss searches on one thread. faiss searches in OpenMP
+    regions, and GNU OpenMP is not fork-safe: a child whose parent had searched waited
+    forever on its first multi-threaded region. Siblings take the other cores anyway
+    (index/threads.py)."""
+    global _fork_hook_registered
+    import faiss
+
+    if not _fork_hook_registered:
+        os.register_at_fork(after_in_child=lambda: faiss.omp_set_num_threads(1))
+        _fork_hook_registered = True
+    return faiss
 
 
 class FaissIndex(NameIndex):
@@ -46,7 +63,7 @@ class FaissIndex(NameIndex):
         return self.index is not None
 
     def _new_index(self, vectors: numpy.ndarray):
-        import faiss
+        faiss = faiss_module()
 
         n, dim = vectors.shape
         metric = faiss.METRIC_INNER_PRODUCT
@@ -120,7 +137,7 @@ class FaissIndex(NameIndex):
     def to_state(self) -> Tuple[dict, dict]:
         """(meta, arrays) holding the index in faiss's own serialization (no pickle).
         Raises BioLinkError E207 if the index is not built."""
-        import faiss
+        faiss = faiss_module()
 
         if self.index is None:
             raise BioLinkError(Errors.E207.format(index="faiss"))
@@ -129,7 +146,7 @@ class FaissIndex(NameIndex):
     def from_state(self, meta: dict, arrays: dict) -> "FaissIndex":
         """Load the serialized faiss index into this index and return it. `kind` and the
         search settings come from the constructor and are not read back, so they must match."""
-        import faiss
+        faiss = faiss_module()
 
         self.index = faiss.deserialize_index(numpy.asarray(arrays["faiss"], dtype=numpy.uint8))
         return self
@@ -162,7 +179,7 @@ class AutoFaissIndex(FaissIndex):
         self.train_size = int(train_size)
 
     def _new_index(self, vectors: numpy.ndarray):
-        import faiss
+        faiss = faiss_module()
 
         n, dim = vectors.shape
         if n < self.min_names:
