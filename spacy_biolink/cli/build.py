@@ -275,7 +275,7 @@ def ner_patterns_cli(
 @app.command("merge-corpora")
 @fail_cleanly
 def merge_corpora_cli(
-    output_path: Path = typer.Argument(..., help="PubTator file to write"),
+    output: Path = typer.Argument(..., help="PubTator file to write"),
     corpora: List[Path] = typer.Argument(..., help="PubTator corpora (.gz ok), in order"),
     mention_type: Optional[str] = typer.Option(None, "--type",
                                                help="Keep only mentions of this of the six "
@@ -295,16 +295,16 @@ def merge_corpora_cli(
     if mention_type is not None and mention_type not in SIX_TYPES:
         raise typer.BadParameter(f"{mention_type!r} is none of the six types: "
                                  f"{', '.join(SIX_TYPES)}", param_hint="--type")
-    check_output_path(output_path, kind="file", what="the merged corpus", force=force,
+    check_output_path(output, kind="file", what="the merged corpus", force=force,
                       example="train.PubTator", force_option=True)
-    if output_path.exists() and not force:
-        raise typer.BadParameter(f"{output_path} exists: pass --force to replace it",
-                                 param_hint="OUTPUT_PATH")
+    if output.exists() and not force:
+        raise typer.BadParameter(f"{output} exists: pass --force to replace it",
+                                 param_hint="OUTPUT")
     held_out = (read_pmid_file(exclude_pmids, "--exclude-pmids") if exclude_pmids is not None
                 else frozenset())
-    stats = merge_pubtator(output_path, corpora, mention_type=mention_type,
+    stats = merge_pubtator(output, corpora, mention_type=mention_type,
                            exclude_pmids=held_out)
-    msg.good(f"Wrote {output_path}: {stats.documents} documents, {stats.mentions} "
+    msg.good(f"Wrote {output}: {stats.documents} documents, {stats.mentions} "
              f"{mention_type or 'mentions of any type'}"
              + (" mentions" if mention_type else "")
              + f"; {stats.held_out} held-out documents left out, {stats.renamed} repeated "

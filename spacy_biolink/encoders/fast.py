@@ -19,6 +19,7 @@ from thinc.api import Model
 
 from ..errors import BioLinkError, Errors
 from ..io.util import PathLike
+from .fast_numpy import groups_by_token_count
 from .torch_wrapper import torch_module, wrap_torch_module
 from .transformer import NameTokenizer, backbone_tokenizer_json, embed
 
@@ -82,10 +83,7 @@ def embed_by_length(model: Model, texts: List[str]) -> numpy.ndarray:
     out = numpy.zeros((len(texts), module.width), dtype=numpy.float32)
     if not texts:
         return out
-    ids, mask = model.attrs["tokenizer"](texts)
-    lengths = mask.sum(axis=1)
-    order = numpy.argsort(lengths, kind="stable")
-    bounds = numpy.flatnonzero(numpy.diff(lengths[order])) + 1
+    ids, mask, lengths, groups = groups_by_token_count(model, texts)
     was_training = module.training
     module.eval()
     # One intra-op thread: each pass is small, and an OpenMP region per pass costs more
@@ -93,7 +91,7 @@ def embed_by_length(model: Model, texts: List[str]) -> numpy.ndarray:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        _passes_by_length(model, module, ids, mask, lengths, numpy.split(order, bounds), out)
+        _passes_by_length(model, module, ids, mask, lengths, groups, out)
     finally:
         torch.set_num_threads(threads)
         module.train(was_training)

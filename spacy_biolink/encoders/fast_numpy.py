@@ -9,7 +9,7 @@ tokenizer the same `tokenizers` JSON as the torch encoder's. Texts are encoded g
 token count, as FastNameEncoder.v2 does, so no position is padding; the vectors equal
 the torch encoder's up to float rounding (tests/test_fast_numpy.py).
 """
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy
 from thinc.api import Model
@@ -71,12 +71,9 @@ def embed_numpy(model: Model, texts: List[str]) -> numpy.ndarray:
     out = numpy.zeros((len(texts), model.get_dim("width")), dtype=numpy.float32)
     if not texts:
         return out
-    ids, mask = model.attrs["tokenizer"](texts)
-    lengths = mask.sum(axis=1)
-    order = numpy.argsort(lengths, kind="stable")
-    bounds = numpy.flatnonzero(numpy.diff(lengths[order])) + 1
+    ids, _, lengths, groups = groups_by_token_count(model, texts)
     batch_size = model.attrs["batch_size"]
-    for group in numpy.split(order, bounds):
+    for group in groups:
         length = int(lengths[group[0]])
         for start in range(0, len(group), batch_size):
             rows = group[start:start + batch_size]
@@ -85,6 +82,19 @@ def embed_numpy(model: Model, texts: List[str]) -> numpy.ndarray:
         # torch.nn.functional.normalize's rule: x / max(|x|, 1e-12)
         out /= numpy.maximum(numpy.linalg.norm(out, axis=1, keepdims=True), 1e-12)
     return out
+
+
+def groups_by_token_count(model: Model, texts: List[str]
+                          ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray,
+                                     List[numpy.ndarray]]:
+    """The texts' token ids and mask (padded to the longest), their token counts, and
+    their positions grouped by token count, fewest first: a pass over one group pads
+    nothing (the torch encoder's embed_by_length groups the same way)."""
+    ids, mask = model.attrs["tokenizer"](texts)
+    lengths = mask.sum(axis=1)
+    order = numpy.argsort(lengths, kind="stable")
+    bounds = numpy.flatnonzero(numpy.diff(lengths[order])) + 1
+    return ids, mask, lengths, numpy.split(order, bounds)
 
 
 def _encode(model: Model, ids: numpy.ndarray) -> numpy.ndarray:
