@@ -36,3 +36,10 @@ def test_merge_keeps_one_type_leaves_held_out_out_and_renames_a_shared_pmid(tmp_
                        check=False)
     assert wrong.returncode != 0 and "six types" in wrong.stdout + wrong.stderr
     assert not (tmp_path / "x.txt").exists()
+    # a file that is not PubTator is refused where it goes wrong, nothing written
+    (tmp_path / "notes.txt").write_text("hello world\n", encoding="utf8")
+    refused = invoke_cli("merge-corpora", tmp_path / "y.txt", first, tmp_path / "notes.txt",
+                         check=False)
+    assert refused.returncode != 0 and "E301" in refused.stdout + refused.stderr
+    assert "notes.txt:1" in refused.stdout + refused.stderr
+    assert not (tmp_path / "y.txt").exists()

@@ -9,6 +9,7 @@ from typing import AbstractSet, Optional, Sequence
 
 from ..io.files import atomic_file, open_text
 from ..io.util import PathLike
+from .pubtator import read_pubtator
 from .types import six_type_label
 
 
@@ -25,7 +26,12 @@ def merge_pubtator(output: PathLike, corpora: Sequence[PathLike], *,
                    exclude_pmids: AbstractSet[str] = frozenset()) -> MergeStats:
     """Write `corpora`'s documents to `output` (atomically) in the order given; with
     `mention_type` (a six-type label, e.g. "Disease") only its mention lines are kept.
-    Title, abstract and relation lines stay as they are."""
+    Title, abstract and relation lines stay as they are. Each corpus goes through the
+    PubTator reader first, so a file that is not PubTator is refused where it goes wrong
+    (file:line) before anything is written, instead of copied as a document."""
+    for corpus in corpora:
+        for _ in read_pubtator(corpus):
+            pass
     stats = MergeStats()
     seen = set()
     with atomic_file(output) as out:
