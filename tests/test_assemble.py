@@ -187,19 +187,27 @@ def test_assemble_nil_threshold_drops_the_unsure_links(ner_dir, linker_dir, tmp_
     assert not (tmp_path / "bad").exists()
 
 
+DIABETES_TEXT = "Diabetes and breast cancer."
+
+
+def _assemble_with_diabetes_pattern(ner_dir, linker_dir, out, *extra):
+    """The NER + linker with a term pattern for "diabetes", assembled with --drop-nil
+    --drop-below 0.8 (+ `extra`) into `out`, loaded."""
+    patterns = out.parent / f"{out.name}_patterns.jsonl"
+    patterns.write_text('{"label": "Disease", "pattern": "diabetes"}\n')
+    result = CliRunner().invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(out),
+                                      "--patterns", str(patterns), "--drop-nil",
+                                      "--drop-below", "0.8", *extra])
+    assert result.exit_code == 0, result.output
+    return spacy.load(out)
+
+
 def test_drop_below_drops_the_span_but_keeps_the_link(ner_dir, linker_dir, tmp_path):
     """--drop-below puts the raw-text cut on bio_drop_nil, not on the linker: "Diabetes"
     (between the default threshold and 0.8) leaves doc.ents as under --nil-threshold 0.8,
     but the linker alone still gives it D003924 and its kb_ents, as a gold span deserves."""
-    patterns = tmp_path / "patterns.jsonl"
-    patterns.write_text('{"label": "Disease", "pattern": "diabetes"}\n')
-    text = "Diabetes and breast cancer."
-    out = tmp_path / "below"
-    result = CliRunner().invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(out),
-                                      "--patterns", str(patterns), "--drop-nil",
-                                      "--drop-below", "0.8"])
-    assert result.exit_code == 0, result.output
-    nlp = spacy.load(out)
+    nlp = _assemble_with_diabetes_pattern(ner_dir, linker_dir, tmp_path / "below")
+    text = DIABETES_TEXT
     assert nlp.get_pipe("bio_linker").cfg["threshold"] == 0.45
     assert nlp.get_pipe_config("bio_drop_nil")["min_score"] == 0.8
     assert [(e.text, e.kb_id_) for e in nlp(text).ents] == [("breast cancer", "D001943")]
@@ -219,15 +227,9 @@ def test_unlink_labels_keep_the_weak_span_as_nil(ner_dir, linker_dir, tmp_path):
     """--unlink-labels: an entity of those labels whose best link is under --drop-below
     stays, as NIL, with its kb_ents (on raw text such links were more often wrong than
     right, the spans not); the linker alone still links it. Misuse is refused."""
-    patterns = tmp_path / "patterns.jsonl"
-    patterns.write_text('{"label": "Disease", "pattern": "diabetes"}\n')
-    text = "Diabetes and breast cancer."
-    out = tmp_path / "unlinked"
-    result = CliRunner().invoke(app, ["assemble", str(ner_dir), str(linker_dir), str(out),
-                                      "--patterns", str(patterns), "--drop-nil",
-                                      "--drop-below", "0.8", "--unlink-labels", "Disease"])
-    assert result.exit_code == 0, result.output
-    nlp = spacy.load(out)
+    nlp = _assemble_with_diabetes_pattern(ner_dir, linker_dir, tmp_path / "unlinked",
+                                          "--unlink-labels", "Disease")
+    text = DIABETES_TEXT
     assert nlp.get_pipe_config("bio_drop_nil")["unlink_labels"] == ["Disease"]
     ents = nlp(text).ents
     assert [(e.text, e.kb_id_) for e in ents] == [("Diabetes", "NIL"),

@@ -15,7 +15,7 @@ import numpy
 from thinc.api import Model
 
 from ..errors import BioLinkError, Errors
-from .transformer import NameTokenizer
+from .transformer import NameTokenizer, _no_backprop
 
 NUMPY_ARCHITECTURE = "spacy-biolink.FastNameEncoderNumpy.v1"
 # The torch architectures whose trained weights this one runs (same sizes, same forward).
@@ -58,11 +58,7 @@ def _init(model: Model, X=None, Y=None) -> None:
 def _forward(model: Model, texts: List[str], is_train: bool):
     if is_train:
         raise BioLinkError(Errors.E655)
-
-    def backprop(d_output):
-        raise BioLinkError(Errors.E655)
-
-    return embed_numpy(model, list(texts)), backprop
+    return embed_numpy(model, list(texts)), _no_backprop
 
 
 def embed_numpy(model: Model, texts: List[str]) -> numpy.ndarray:

@@ -113,17 +113,7 @@ def _rows(dictionary, gold: set, parts) -> Tuple[Tuple, List[Tuple]]:
 def nil_threshold_for(probs: numpy.ndarray, right: numpy.ndarray, precision: float) -> float:
     """The highest threshold t such that the mentions with probability < t are wrong links
     at least `precision` of the time (0.0, no NIL, if even the least sure one is right)."""
-    order = numpy.argsort(probs, kind="stable")
-    p, wrong = probs[order], ~right[order]
-    share = numpy.cumsum(wrong) / numpy.arange(1, len(p) + 1)
-    best = 0.0
-    for i in numpy.flatnonzero(share >= precision):
-        # A threshold between p[i] and the next value makes exactly the first i + 1 NIL.
-        if i + 1 == len(p):
-            best = float(numpy.nextafter(p[i], numpy.inf))
-        elif p[i + 1] > p[i]:
-            best = float(p[i + 1])
-    return best
+    return nil_threshold_for_each([(probs, right)], precision)
 
 
 def nil_threshold_for_each(corpora: Sequence[Tuple[numpy.ndarray, numpy.ndarray]],
@@ -131,14 +121,14 @@ def nil_threshold_for_each(corpora: Sequence[Tuple[numpy.ndarray, numpy.ndarray]
     """The highest threshold t such that, in each of `corpora` ((probabilities, right)
     pairs), the mentions with probability < t are none or wrong links at least
     `precision` of the time: one corpus's many sure NILs cannot pay for another's good
-    links made NIL. With one corpus, nil_threshold_for's."""
+    links made NIL."""
     pooled = numpy.concatenate([probs for probs, _ in corpora])
     if not len(pooled):
         return 0.0
     # Each distinct probability makes the ones under it NIL; past the highest, all are.
     candidates = numpy.append(numpy.unique(pooled),
                               numpy.nextafter(pooled.max(), numpy.inf))
-    # A threshold that makes nothing NIL is 0.0, as nil_threshold_for gives it.
+    # A threshold that makes nothing NIL is 0.0.
     allowed = candidates > pooled.min()
     for probs, right in corpora:
         order = numpy.argsort(probs, kind="stable")
