@@ -256,6 +256,41 @@ def test_fit_with_calibrates_a_train_dev_linker_on_the_linker_without_dev(
     assert "k" in refused.stdout + refused.stderr and not (tmp_path / "refused").exists()
 
 
+def test_unseen_corpus_is_fitted_on_the_linker_as_shipped(tiny_medic_path, tmp_path):
+    """`calibrate --unseen-corpus`: a dev corpus the packaged linker's names do not hold
+    gives its rows from that linker itself (the linker as shipped), the others from
+    --fit-with's; one the packaged linker was augmented with is refused (E565)."""
+    from spacy_biolink.training.calibrate import fit_rows, mention_rows
+
+    seen, unseen = tmp_path / "seen.txt", tmp_path / "unseen.txt"
+    seen.write_text(_pubtator(DEV_DOCS[:1]), encoding="utf8")
+    unseen.write_text(_pubtator(DEV_DOCS[1:]), encoding="utf8")
+    invoke_cli("init-linker", tmp_path / "fit", "--dictionary", tiny_medic_path)
+    invoke_cli("init-linker", tmp_path / "raw", "--dictionary", tiny_medic_path,
+               "--augment", seen)
+    invoke_cli("calibrate", tmp_path / "raw", tmp_path / "calibrated", "--corpus", seen,
+               "--unseen-corpus", unseen, "--fit-with", tmp_path / "fit")
+    saved = json.loads((tmp_path / "calibrated" / "bio_linker" / "stages" / "calibration")
+                       .read_text(encoding="utf8"))
+    raw, fit = spacy.load(tmp_path / "raw"), spacy.load(tmp_path / "fit")
+    _, threshold, expected = fit_rows({str(seen): mention_rows(fit, seen),
+                                       str(unseen): mention_rows(raw, unseen)})
+    _, _, all_fit = fit_rows({str(seen): mention_rows(fit, seen),
+                              str(unseen): mention_rows(fit, unseen)})
+    assert saved["weights"] == pytest.approx(expected["weights"])
+    assert saved["weights"] != pytest.approx(all_fit["weights"])
+    assert saved["report"]["fitted_on_the_model"] == [str(unseen)]
+    assert spacy.load(tmp_path / "calibrated").get_pipe("bio_linker").cfg["threshold"] \
+        == threshold
+    refused = invoke_cli("calibrate", tmp_path / "raw", tmp_path / "refused",
+                         "--unseen-corpus", seen, check=False)
+    assert refused.returncode == 1 and "E565" in refused.stdout + refused.stderr
+    assert "--augment" in refused.stdout + refused.stderr
+    assert not (tmp_path / "refused").exists()
+    nothing = invoke_cli("calibrate", tmp_path / "raw", tmp_path / "refused", check=False)
+    assert nothing.returncode != 0 and "--unseen-corpus" in nothing.stdout + nothing.stderr
+
+
 def test_exclude_pmids_leaves_documents_out_of_the_fit(tiny_dictionary, tmp_path):
     """`calibrate --exclude-pmids`: the documents measured elsewhere stay out of the fit
     (here the second dev document, six mentions of thirteen)."""

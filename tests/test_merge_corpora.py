@@ -43,3 +43,23 @@ def test_merge_keeps_one_type_leaves_held_out_out_and_renames_a_shared_pmid(tmp_
     assert refused.returncode != 0 and "E301" in refused.stdout + refused.stderr
     assert "notes.txt:1" in refused.stdout + refused.stderr
     assert not (tmp_path / "y.txt").exists()
+
+
+def test_merge_keeps_a_split_and_leaves_out_several_held_out_files(tmp_path):
+    """--pmids keeps one split of a corpus (the documents a trainer never sees, for
+    calibration); --exclude-pmids repeats, each file's documents left out."""
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text(FIRST, encoding="utf8")
+    second.write_text(SECOND, encoding="utf8")
+    (tmp_path / "split.txt").write_text("1\n3\n", encoding="utf8")
+    (tmp_path / "dev.txt").write_text("3\n", encoding="utf8")
+    (tmp_path / "test.txt").write_text("2\n", encoding="utf8")
+    split = tmp_path / "split_out.txt"
+    run = invoke_cli("merge-corpora", split, second, "--pmids", tmp_path / "split.txt",
+                     "--exclude-pmids", tmp_path / "dev.txt")
+    assert "1 documents" in run.stdout and "1 held-out documents left out" in run.stdout
+    assert [d.pmid for d in read_pubtator(split)] == ["1"]
+    both = tmp_path / "both.txt"
+    invoke_cli("merge-corpora", both, first, second, "--exclude-pmids", tmp_path / "dev.txt",
+               "--exclude-pmids", tmp_path / "test.txt")
+    assert [d.pmid for d in read_pubtator(both)] == ["1", "91"]

@@ -280,14 +280,18 @@ def merge_corpora_cli(
     mention_type: Optional[str] = typer.Option(None, "--type",
                                                help="Keep only mentions of this of the six "
                                                     "types (Disease, Chemical, ...)"),
-    exclude_pmids: Optional[Path] = typer.Option(None, "--exclude-pmids",
-                                                 help="A file of PMIDs (one a line), or a "
-                                                      "corpus, whose documents are left out"),
+    exclude_pmids: List[Path] = typer.Option([], "--exclude-pmids",
+                                             help="A file of PMIDs (one a line), or a corpus, "
+                                                  "whose documents are left out (repeatable)"),
+    pmids: Optional[Path] = typer.Option(None, "--pmids",
+                                         help="A file of PMIDs (one a line), or a corpus: "
+                                              "keep only these documents (a split)"),
     force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT"),
 ):
     """Several PubTator corpora as one training file for the trainers (`train
     --paths.train`): one type's mentions, the held-out documents left out, a PMID two
-    corpora share kept in both (the later copy renamed)."""
+    corpora share kept in both (the later copy renamed). With --pmids, one corpus's
+    split: e.g. the documents kept from a trainer for calibration."""
     from ..corpora.bioc import read_pmid_file
     from ..corpora.merge import merge_pubtator
     from ..corpora.types import SIX_TYPES
@@ -300,10 +304,12 @@ def merge_corpora_cli(
     if output.exists() and not force:
         raise typer.BadParameter(f"{output} exists: pass --force to replace it",
                                  param_hint="OUTPUT")
-    held_out = (read_pmid_file(exclude_pmids, "--exclude-pmids") if exclude_pmids is not None
-                else frozenset())
+    held_out = set()
+    for path in exclude_pmids:
+        held_out |= read_pmid_file(path, "--exclude-pmids")
+    kept = read_pmid_file(pmids, "--pmids") if pmids is not None else None
     stats = merge_pubtator(output, corpora, mention_type=mention_type,
-                           exclude_pmids=held_out)
+                           exclude_pmids=held_out, pmids=kept)
     msg.good(f"Wrote {output}: {stats.documents} documents, {stats.mentions} "
              f"{mention_type or 'mentions of any type'}"
              + (" mentions" if mention_type else "")

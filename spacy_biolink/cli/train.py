@@ -173,7 +173,7 @@ def train_cli(
 def calibrate_cli(
     model_dir: Path = typer.Argument(..., help="Saved pipeline with bio_linker"),
     output_dir: Path = typer.Argument(..., help="Directory for the calibrated copy"),
-    corpus: List[Path] = typer.Option(..., "--corpus", "-c",
+    corpus: List[Path] = typer.Option([], "--corpus", "-c",
                                       help="Dev PubTator corpus (repeatable; never a test split)"),
     types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
     nil_precision: float = typer.Option(0.95, "--nil-precision",
@@ -185,6 +185,10 @@ def calibrate_cli(
         None, "--fit-with", help="Fit on this pipeline's linker (MODEL_DIR's settings, "
         "names without the dev corpora's mentions) and write the calibration into "
         "MODEL_DIR's copy: for a linker built on train + dev"),
+    unseen_corpus: List[Path] = typer.Option(
+        [], "--unseen-corpus", help="Dev PubTator corpus none of whose mentions MODEL_DIR's "
+        "names hold (not one of its --augment corpora): fitted on MODEL_DIR's linker "
+        "itself, the linker as shipped, even with --fit-with (repeatable)"),
     exclude_pmids: Optional[Path] = typer.Option(
         None, "--exclude-pmids", help="A file of PMIDs (one a line), or a corpus, whose "
         "documents the corpora leave out: the documents measured elsewhere"),
@@ -196,13 +200,18 @@ def calibrate_cli(
     from ..corpora.bioc import read_pmid_file
     from ..training.calibrate import calibrate_pipeline
 
+    if not corpus and not unseen_corpus:
+        raise typer.BadParameter("give at least one dev corpus (--corpus or --unseen-corpus)",
+                                 param_hint="--corpus")
     check_output_path(output_dir, kind="dir", what="the calibrated pipeline", force=force)
     type_list = [t.strip() for t in types.split(",") if t.strip()] if types else None
     held_out = (read_pmid_file(exclude_pmids, "--exclude-pmids") if exclude_pmids is not None
                 else frozenset())
     report = calibrate_pipeline(model_dir, output_dir, [(path, type_list) for path in corpus],
                                 linker=linker, nil_precision=nil_precision,
-                                fit_with=fit_with, exclude_pmids=held_out)
+                                fit_with=fit_with,
+                                unseen=[(path, type_list) for path in unseen_corpus],
+                                exclude_pmids=held_out)
     msg.good(f"Saved the calibrated pipeline to {output_dir} (NIL threshold "
              f"{report['threshold']:.4f})")
     rows = [(Path(path).name, r["n"], f"{r['accuracy']:.3f}", f"{r['ece']:.3f}",

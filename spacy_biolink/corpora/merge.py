@@ -23,9 +23,12 @@ class MergeStats:
 
 def merge_pubtator(output: PathLike, corpora: Sequence[PathLike], *,
                    mention_type: Optional[str] = None,
-                   exclude_pmids: AbstractSet[str] = frozenset()) -> MergeStats:
+                   exclude_pmids: AbstractSet[str] = frozenset(),
+                   pmids: Optional[AbstractSet[str]] = None) -> MergeStats:
     """Write `corpora`'s documents to `output` (atomically) in the order given; with
-    `mention_type` (a six-type label, e.g. "Disease") only its mention lines are kept.
+    `mention_type` (a six-type label, e.g. "Disease") only its mention lines are kept;
+    with `pmids`, only those documents (a split of one corpus: the others count as held
+    out, like `exclude_pmids`).
     Title, abstract and relation lines stay as they are. Each corpus goes through the
     PubTator reader first, so a file that is not PubTator is refused where it goes wrong
     (file:line) before anything is written, instead of copied as a document."""
@@ -41,7 +44,7 @@ def merge_pubtator(output: PathLike, corpora: Sequence[PathLike], *,
             for block in blocks:
                 lines = block.strip("\n").split("\n")
                 pmid = lines[0].split("|", 1)[0]
-                if pmid in exclude_pmids:
+                if pmid in exclude_pmids or (pmids is not None and pmid not in pmids):
                     stats.held_out += 1
                     continue
                 renamed = pmid

@@ -224,6 +224,7 @@ def calibrate_pipeline(model: PathLike, output: PathLike,
                        corpora: Sequence[Tuple[PathLike, Optional[Sequence[str]]]], *,
                        linker: Optional[str] = None, nil_precision: float = 0.95,
                        fit_with: Optional[PathLike] = None,
+                       unseen: Sequence[Tuple[PathLike, Optional[Sequence[str]]]] = (),
                        exclude_pmids: AbstractSet[str] = frozenset()) -> Dict:
     """Load `model`, fit its linker's calibration on `corpora` and save a copy in `output`
     with the `calibration` stage (its weights in stages/calibration, JSON) and the chosen
@@ -235,6 +236,10 @@ def calibrate_pipeline(model: PathLike, output: PathLike,
         calibration is written into `model`'s copy. A linker whose names include the dev
         mentions (the packaged one, built on train + dev) would find each of them by its
         own text there, and be calibrated as surer than it is on new text.
+    unseen: dev corpora none of whose mentions `model`'s names hold (none of its
+        `--augment` corpora): their rows come from `model`'s linker itself, even with
+        `fit_with`, so that on them the calibration and the NIL threshold are fitted on
+        the linker as shipped (a fit linker with fewer names gives other margins).
     exclude_pmids: documents of `corpora` to leave out (those measured elsewhere, where a
         corpus new to this linker holds another corpus's test documents)."""
     from ..linker.pipeline import load_linker_pipeline
@@ -247,15 +252,41 @@ def calibrate_pipeline(model: PathLike, output: PathLike,
         fit_nlp = load_linker_pipeline(fit_with)
         fit_name, _ = the_linker_pipe(fit_nlp, linker, command="calibrate", path=fit_with)
         _check_same_linker(nlp, name, model, fit_nlp, fit_name, fit_with)
-    stage, threshold, report = fit_calibration(fit_nlp, corpora, linker=fit_name,
-                                               nil_precision=nil_precision,
-                                               exclude_pmids=exclude_pmids)
-    if fit_with is not None:
-        report["fitted_with"] = str(fit_with)
+    _check_unseen(nlp, name, model, corpora, unseen)
+    per_corpus = {str(path): mention_rows(rows_nlp, path, linker=rows_name, types=types,
+                                          exclude_pmids=exclude_pmids)
+                  for pairs, rows_nlp, rows_name in ((corpora, fit_nlp, fit_name),
+                                                     (unseen, nlp, name))
+                  for path, types in pairs}
+    stage, threshold, report = fit_rows(per_corpus, nil_precision=nil_precision)
+    if fit_with is not None or unseen:
+        if fit_with is not None:
+            report["fitted_with"] = str(fit_with)
+        report["fitted_on_the_model"] = [str(path) for path, _ in unseen]
         stage.set_weights(stage.weights, report)
     with atomic_directory(output, force=True) as tmp:
         _write_calibrated(nlp, name, stage, threshold, tmp)
     return report
+
+
+def _check_unseen(nlp: Language, name: str, model: PathLike,
+                  corpora: Sequence[Tuple[PathLike, Optional[Sequence[str]]]],
+                  unseen: Sequence[Tuple[PathLike, Optional[Sequence[str]]]]) -> None:
+    """E565 for a corpus given twice, or given as unseen though `model` was built with
+    its mentions among its names (its init config's `augment` list names it)."""
+    given = [Path(path).resolve() for path, _ in list(corpora) + list(unseen)]
+    twice = sorted({str(path) for path in given if given.count(path) > 1})
+    if twice:
+        raise BioLinkError(Errors.E565.format(
+            corpus=twice[0], reason="it is given twice (each corpus is one set of rows)"))
+    init = nlp.config.get("initialize", {}).get("components", {}).get(name, {}) or {}
+    augmented = {Path(str(path)).resolve() for path in (init.get("augment") or ())}
+    for path, _ in unseen:
+        if Path(path).resolve() in augmented:
+            raise BioLinkError(Errors.E565.format(
+                corpus=path, reason=f"{model} was built with its mentions among its names "
+                                    "(init-linker --augment), so they are not new text to it: "
+                                    "pass it as --corpus with --fit-with"))
 
 
 def _linker_settings(nlp: Language, name: str) -> Dict:
