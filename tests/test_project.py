@@ -146,8 +146,14 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
     shutil.copy(source / "ncbi-spell-check.txt", corpus_dir)
     shutil.copy(ROOT / "assets" / "examples.txt", project / "assets")
     (project / "assets" / "biored").mkdir()
-    _first_documents(ROOT / "assets" / "biored" / "Train.PubTator.gz",
-                     project / "assets" / "biored" / "Train.PubTator", 10)
+    biored = project / "assets" / "biored" / "Train.PubTator"
+    _first_documents(ROOT / "assets" / "biored" / "Train.PubTator.gz", biored, 10)
+    # every other of those documents is kept from the packaged linker's encoder for its
+    # calibration, as assets/biored/calibration_pmids.txt keeps half of BioRED train
+    from spacy_biolink.corpora import read_pubtator
+    kept_for_calibration = [d.pmid for d in read_pubtator(biored)][1::2]
+    (project / "assets" / "biored" / "calibration_pmids.txt").write_text(
+        "\n".join(kept_for_calibration) + "\n", encoding="utf8")
     _tiny_medic(project / "assets" / "medic_tiny.txt", gold)
     _tiny_mesh(project / "assets" / "mesh2024_diseases" / "descriptors.tsv")
 
@@ -160,6 +166,7 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
                "--vars.bne_steps_per_epoch", "10", "--vars.bne_max_epochs", "1",
                "--vars.fast_align_epochs", "1", "--vars.fast_corpus_epochs", "1",
                "--vars.package_calibration_corpus", "assets/biored/Train.PubTator",
+               "--vars.package_calibration_pmids", "assets/biored/calibration_pmids.txt",
                "--vars.package_name", package, "--vars.code_dir", str(ROOT)]
     try:
         result = subprocess.run(command, cwd=project, capture_output=True, text=True)
@@ -173,11 +180,20 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         assert "| tfidf |" in dev_table and "| fast+tfidf |" in dev_table
         assert srsly.read_json(metrics / "e2e_fast_test.json")["ner"]["n_gold"] \
             == srsly.read_json(metrics / "e2e_test.json")["ner"]["n_gold"]
-        # The packaged pipeline carries `pipeline_linker_dir`'s TF-IDF linker; the fast
-        # pipeline its hybrid at the workflow's fixed TF-IDF weight.
+        # The packaged pipeline carries `pipeline_linker_dir`'s linker: the fast hybrid
+        # whose encoder learned from NCBI train and the BioRED documents not kept for its
+        # calibration, run in numpy; the fast pipeline the NCBI-trained hybrid at the
+        # workflow's fixed TF-IDF weight.
         packaged = (project / "training" / "pipeline" / "config.cfg").read_text()
         fast = (project / "training" / "pipeline_fast" / "config.cfg").read_text()
-        assert "spacy-biolink.TfidfEncoder.v1" in packaged and "HybridEncoder" not in packaged
+        assert "spacy-biolink.HybridEncoder.v1" in packaged
+        assert "spacy-biolink.FastNameEncoderNumpy.v1" in packaged
+        trained_on = {d.pmid for d in read_pubtator(project / "corpus"
+                                                     / "package_fast_train.PubTator")}
+        calibrated_on = [d.pmid for d in read_pubtator(project / "corpus"
+                                                       / "package_calibration.PubTator")]
+        assert calibrated_on == kept_for_calibration
+        assert not trained_on & set(kept_for_calibration)
         # ... over MEDIC extended by MeSH 2024 (COVID-19 is a disease to it), its scores
         # calibrated on dev: probabilities, and a NIL threshold chosen on them.
         assert "spacy-biolink.ScoreCalibration.v1" in packaged
@@ -201,7 +217,7 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         linked = [srsly.json_loads(line) for line in
                   (metrics / "examples_linked.jsonl").read_text().splitlines()]
         assert len(linked) == 4
-        for step in ("dan", "bne", "fast"):
+        for step in ("dan", "bne", "fast", "fast_package"):
             assert (project / "training" / step / "training.png").is_file()
         # The NER learns from train and dev; its last step's weights are the pipeline's.
         assert sorted(p.name for p in (project / "corpus" / "ner_train_dev").iterdir()) \
