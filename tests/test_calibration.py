@@ -282,13 +282,15 @@ def test_unseen_corpus_is_fitted_on_the_linker_as_shipped(tiny_medic_path, tmp_p
     assert saved["report"]["fitted_on_the_model"] == [str(unseen)]
     assert spacy.load(tmp_path / "calibrated").get_pipe("bio_linker").cfg["threshold"] \
         == threshold
-    refused = invoke_cli("calibrate", tmp_path / "raw", tmp_path / "refused",
-                         "--unseen-corpus", seen, check=False)
+    refused = invoke_cli("calibrate", tmp_path / "raw", tmp_path / "refused", "--corpus",
+                         unseen, "--unseen-corpus", seen, "--fit-with", tmp_path / "fit",
+                         check=False)
     assert refused.returncode == 1 and "E565" in refused.stdout + refused.stderr
     assert "--augment" in refused.stdout + refused.stderr
     assert not (tmp_path / "refused").exists()
-    nothing = invoke_cli("calibrate", tmp_path / "raw", tmp_path / "refused", check=False)
-    assert nothing.returncode != 0 and "--unseen-corpus" in nothing.stdout + nothing.stderr
+    twice = invoke_cli("calibrate", tmp_path / "raw", tmp_path / "refused", "--corpus", seen,
+                       "--unseen-corpus", seen, check=False)
+    assert twice.returncode == 1 and "given twice" in twice.stdout + twice.stderr
 
 
 def test_exclude_pmids_leaves_documents_out_of_the_fit(tiny_dictionary, tmp_path):

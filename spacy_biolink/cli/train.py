@@ -12,7 +12,7 @@ from .app import MAX_COUNT, MAX_SEED, app, check_range, fail_cleanly, msg
 @fail_cleanly
 def train_vectors_cli(
     output_dir: Path = typer.Argument(..., help="Directory for words.txt + vectors.npy"),
-    corpus: List[Path] = typer.Option([], "--corpus", "-c",
+    corpus: List[Path] = typer.Option(..., "--corpus", "-c",
                                       help="PubTator corpus whose titles/abstracts are "
                                            "training text (repeatable)"),
     dictionary: Optional[Path] = typer.Option(None, "--dictionary", "-d",
@@ -61,7 +61,7 @@ def train_vectors_cli(
 def ner_vectors_cli(
     output_dir: Path = typer.Argument(..., help="Directory for the vectors (a spaCy pipeline "
                                       "for [initialize] vectors)"),
-    corpus: List[Path] = typer.Option([], "--corpus", "-c",
+    corpus: List[Path] = typer.Option(..., "--corpus", "-c",
                                       help="PubTator corpus whose words get vectors (repeatable)"),
     dictionary: List[Path] = typer.Option([], "--dictionary", "-d",
                                           help="Dictionary whose name words get vectors "
@@ -173,7 +173,7 @@ def train_cli(
 def calibrate_cli(
     model_dir: Path = typer.Argument(..., help="Saved pipeline with bio_linker"),
     output_dir: Path = typer.Argument(..., help="Directory for the calibrated copy"),
-    corpus: List[Path] = typer.Option([], "--corpus", "-c",
+    corpus: List[Path] = typer.Option(..., "--corpus", "-c",
                                       help="Dev PubTator corpus (repeatable; never a test split)"),
     types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
     nil_precision: float = typer.Option(0.95, "--nil-precision",
@@ -200,9 +200,6 @@ def calibrate_cli(
     from ..corpora.bioc import read_pmid_file
     from ..training.calibrate import calibrate_pipeline
 
-    if not corpus and not unseen_corpus:
-        raise typer.BadParameter("give at least one dev corpus (--corpus or --unseen-corpus)",
-                                 param_hint="--corpus")
     check_output_path(output_dir, kind="dir", what="the calibrated pipeline", force=force)
     type_list = [t.strip() for t in types.split(",") if t.strip()] if types else None
     held_out = (read_pmid_file(exclude_pmids, "--exclude-pmids") if exclude_pmids is not None
