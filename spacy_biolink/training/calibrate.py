@@ -259,11 +259,11 @@ def calibrate_pipeline(model: PathLike, output: PathLike,
                                                      (unseen, nlp, name))
                   for path, types in pairs}
     stage, threshold, report = fit_rows(per_corpus, nil_precision=nil_precision)
-    if fit_with is not None or unseen:
-        if fit_with is not None:
-            report["fitted_with"] = str(fit_with)
+    if fit_with is not None:
+        report["fitted_with"] = str(fit_with)
+    if unseen:
         report["fitted_on_the_model"] = [str(path) for path, _ in unseen]
-        stage.set_weights(stage.weights, report)
+    stage.set_weights(stage.weights, report)  # the saved report says what each corpus used
     with atomic_directory(output, force=True) as tmp:
         _write_calibrated(nlp, name, stage, threshold, tmp)
     return report
