@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import spacy
 import srsly
+from spacy.tokens import DocBin
 from spacy.util import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,7 +166,7 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
                "--vars.ner_max_steps", "200", "--vars.dan_max_epochs", "1",
                "--vars.bne_steps_per_epoch", "10", "--vars.bne_max_epochs", "1",
                "--vars.fast_align_epochs", "1", "--vars.fast_corpus_epochs", "1",
-               "--vars.package_calibration_corpus", "assets/biored/Train.PubTator",
+               "--vars.outside_corpus", "assets/biored/Train.PubTator",
                "--vars.package_calibration_pmids", "assets/biored/calibration_pmids.txt",
                "--vars.package_name", package, "--vars.code_dir", str(ROOT)]
     try:
@@ -219,9 +220,13 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         assert len(linked) == 4
         for step in ("dan", "bne", "fast", "fast_package"):
             assert (project / "training" / step / "training.png").is_file()
-        # The NER learns from train and dev; its last step's weights are the pipeline's.
+        # The NER learns from train, dev and the outside corpus's diseases (its documents
+        # among test's left out); its last step's weights are the pipeline's.
         assert sorted(p.name for p in (project / "corpus" / "ner_train_dev").iterdir()) \
-            == ["dev.spacy", "train.spacy"]
+            == ["dev.spacy", "outside.spacy", "train.spacy"]
+        outside = list(DocBin().from_disk(project / "corpus" / "ner_train_dev"
+                                          / "outside.spacy").get_docs(spacy.blank("en").vocab))
+        assert len(outside) == 10 and {e.label_ for d in outside for e in d.ents} == {"Disease"}
         assert (project / "training" / "pipeline" / "ner" / "model").read_bytes() \
             == (project / "training" / "ner" / "model-last" / "ner" / "model").read_bytes()
         _assert_both_wheels_built_quietly(project, package, result.stdout + result.stderr)
