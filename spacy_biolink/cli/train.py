@@ -12,7 +12,7 @@ from .app import MAX_COUNT, MAX_SEED, app, check_range, fail_cleanly, msg
 @fail_cleanly
 def train_vectors_cli(
     output_dir: Path = typer.Argument(..., help="Directory for words.txt + vectors.npy"),
-    corpus: List[Path] = typer.Option(..., "--corpus", "-c",
+    corpus: List[Path] = typer.Option([], "--corpus", "-c",
                                       help="PubTator corpus whose titles/abstracts are "
                                            "training text (repeatable)"),
     dictionary: Optional[Path] = typer.Option(None, "--dictionary", "-d",
@@ -61,7 +61,7 @@ def train_vectors_cli(
 def ner_vectors_cli(
     output_dir: Path = typer.Argument(..., help="Directory for the vectors (a spaCy pipeline "
                                       "for [initialize] vectors)"),
-    corpus: List[Path] = typer.Option(..., "--corpus", "-c",
+    corpus: List[Path] = typer.Option([], "--corpus", "-c",
                                       help="PubTator corpus whose words get vectors (repeatable)"),
     dictionary: List[Path] = typer.Option([], "--dictionary", "-d",
                                           help="Dictionary whose name words get vectors "
