@@ -759,7 +759,7 @@ class Errors(metaclass=ErrorsWithCodes):
             "{settings}), so a calibration fitted on one would not hold for the other. "
             "Build both with the same init-linker config and options, the fit one without "
             "the dev corpora's mentions.")
-    E565 = ("calibrate --unseen-corpus {corpus}: {reason}.")
+    E565 = ("calibrate: {corpus}: {reason}.")
 
 
 class Warnings(metaclass=ErrorsWithCodes):

@@ -166,10 +166,18 @@ def fit_calibration(nlp: Language, corpora: Sequence[Tuple[PathLike, Optional[Se
     of `exclude_pmids` left out), the NIL threshold that keeps NIL precision on each
     corpus (nil_threshold_for_each) and a report with each corpus's reliability and the
     pooled one."""
-    per_corpus = {str(path): mention_rows(nlp, path, linker=linker, types=types,
-                                          exclude_pmids=exclude_pmids)
-                  for path, types in corpora}
-    return fit_rows(per_corpus, nil_precision=nil_precision)
+    return fit_rows(corpus_rows(nlp, corpora, linker=linker, exclude_pmids=exclude_pmids),
+                    nil_precision=nil_precision)
+
+
+def corpus_rows(nlp: Language, corpora: Sequence[Tuple[PathLike, Optional[Sequence[str]]]],
+                *, linker: Optional[str] = None,
+                exclude_pmids: AbstractSet[str] = frozenset()) -> Dict[str, Dict]:
+    """mention_rows of each of `corpora` ((path, types or None) pairs) by `nlp`'s linker,
+    keyed by path: what fit_rows takes."""
+    return {str(path): mention_rows(nlp, path, linker=linker, types=types,
+                                    exclude_pmids=exclude_pmids)
+            for path, types in corpora}
 
 
 def fit_rows(per_corpus: Dict[str, Dict[str, numpy.ndarray]], *, nil_precision: float = 0.95
@@ -247,17 +255,14 @@ def calibrate_pipeline(model: PathLike, output: PathLike,
     # a missing or damaged directory is named, as by every command that loads one
     nlp = load_linker_pipeline(model)
     name, pipe = the_linker_pipe(nlp, linker, command="calibrate", path=model)
+    _check_unseen(nlp, name, model, corpora, unseen)
     fit_nlp, fit_name = nlp, name
     if fit_with is not None:
         fit_nlp = load_linker_pipeline(fit_with)
         fit_name, _ = the_linker_pipe(fit_nlp, linker, command="calibrate", path=fit_with)
         _check_same_linker(nlp, name, model, fit_nlp, fit_name, fit_with)
-    _check_unseen(nlp, name, model, corpora, unseen)
-    per_corpus = {str(path): mention_rows(rows_nlp, path, linker=rows_name, types=types,
-                                          exclude_pmids=exclude_pmids)
-                  for pairs, rows_nlp, rows_name in ((corpora, fit_nlp, fit_name),
-                                                     (unseen, nlp, name))
-                  for path, types in pairs}
+    per_corpus = {**corpus_rows(fit_nlp, corpora, linker=fit_name, exclude_pmids=exclude_pmids),
+                  **corpus_rows(nlp, unseen, linker=name, exclude_pmids=exclude_pmids)}
     stage, threshold, report = fit_rows(per_corpus, nil_precision=nil_precision)
     if fit_with is not None:
         report["fitted_with"] = str(fit_with)
@@ -278,13 +283,15 @@ def _check_unseen(nlp: Language, name: str, model: PathLike,
     twice = sorted({str(path) for path in given if given.count(path) > 1})
     if twice:
         raise BioLinkError(Errors.E565.format(
-            corpus=twice[0], reason="it is given twice (each corpus is one set of rows)"))
+            corpus=twice[0], reason="given twice (as --corpus or --unseen-corpus): each "
+                                    "corpus is one set of rows, so give it once"))
     init = nlp.config.get("initialize", {}).get("components", {}).get(name, {}) or {}
     augmented = {Path(str(path)).resolve() for path in (init.get("augment") or ())}
     for path, _ in unseen:
         if Path(path).resolve() in augmented:
             raise BioLinkError(Errors.E565.format(
-                corpus=path, reason=f"{model} was built with its mentions among its names "
+                corpus=path, reason=f"given as --unseen-corpus, but {model} was built with "
+                                    "its mentions among its names "
                                     "(init-linker --augment), so they are not new text to it: "
                                     "pass it as --corpus with --fit-with"))
 
