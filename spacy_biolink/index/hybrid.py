@@ -15,7 +15,8 @@ while the sum ranks it among the k best. `candidates` >= the number of names is 
 
 `n_threads` (not saved; 0 by default: one per core, one in a child process, see
 threads.py): with two or more, a batch's sparse search runs in a second thread while
-faiss searches the dense part (both release the GIL); the results do not depend on it.
+faiss searches the dense part on the others (both release the GIL); the results do not
+depend on it.
 """
 from concurrent.futures import ThreadPoolExecutor
 from typing import Tuple
@@ -27,7 +28,7 @@ from ..errors import BioLinkError, Errors
 from .auto import AutoSparseIndex
 from .faiss import FaissIndex
 from .sparse import NameIndex, SearchResult, SparseIndex, _empty_result, _sparse_kernels
-from .threads import search_threads, valid_thread_count
+from .threads import openmp_threads, search_threads, valid_thread_count
 
 # faiss kinds whose vectors can be read back exactly for rescoring
 RECONSTRUCTIBLE = ("flat", "hnsw")
@@ -109,10 +110,13 @@ class HybridIndex(NameIndex):
         if k == 0 or self.n_vectors == 0:
             return scores, ids
         take = max(k, self.candidates)
-        if self.n_threads > 1 and len(dense_queries) >= MIN_QUERIES_FOR_THREADS:
+        n_threads = self.n_threads
+        if n_threads > 1 and len(dense_queries) >= MIN_QUERIES_FOR_THREADS:
             with ThreadPoolExecutor(1) as pool:
                 sparse_found = pool.submit(self.sparse.search, sparse_queries, take)
-                _, dense_ids = self.dense.search(dense_queries, take)
+                # faiss gets the cores the sparse search leaves, not one more thread
+                with openmp_threads(n_threads - 1):
+                    _, dense_ids = self.dense.search(dense_queries, take)
                 _, sparse_ids = sparse_found.result()
         else:
             _, dense_ids = self.dense.search(dense_queries, take)

@@ -37,6 +37,7 @@ from ..io.util import RELEASE_MEMORY_FROM, read_arrays, release_memory
 from ..index.concepts import Candidates
 from ..encoders.checks import check_model
 from ..index.sparse import check_index
+from ..index.threads import single_threaded_blas
 from ..text.normalize import MentionNormalizer
 from .retriever import Retriever
 from .settings import PIPE_ONLY, SETTINGS, check_settings, defaults, step_settings
@@ -753,7 +754,8 @@ class LinkingPolicy:
                 cache.move_to_end((text, k, group))
                 found[text] = cached
         if todo:
-            vectors = self.encode(todo)
+            with single_threaded_blas():
+                vectors = self.encode(todo)
             if self._kept_queries is not None:
                 self._kept_queries.append((todo, vectors))
             searched = [self.prior.rank(candidates)
