@@ -5,6 +5,7 @@ only."""
 import threading
 
 import faiss
+import spacy
 import pytest
 from threadpoolctl import ThreadpoolController
 
@@ -97,3 +98,12 @@ def test_a_hybrid_search_gives_faiss_the_cores_the_sparse_thread_leaves(monkeypa
             worker.start()
             worker.join(10)
         assert other and other[0] != 1 and faiss.omp_get_max_threads() == 4
+
+
+def test_the_thread_pools_are_looked_up_with_the_pipeline(linker_nlp, tmp_path):
+    # Looking them up costs milliseconds a fresh process would otherwise pay in its
+    # first batch (issue 58's first pass).
+    linker_nlp.to_disk(tmp_path / "nlp")
+    threads._controller = None
+    spacy.load(tmp_path / "nlp")
+    assert threads._controller is not None

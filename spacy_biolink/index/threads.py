@@ -61,7 +61,7 @@ def map_row_ranges(run: Callable[[int, int], T], n_rows: int, n_threads: int,
 _controller = None
 
 
-def _thread_pools():
+def thread_pools():
     """threadpoolctl's view of the BLAS and OpenMP libraries loaded in this process, made
     once (looking them up costs milliseconds; a limit on it, microseconds). A library
     loaded after the first call is not in it, and the limits leave that one alone."""
@@ -86,7 +86,7 @@ def single_threaded_blas():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    with _thread_pools().limit(limits=1, user_api="blas"):
+    with thread_pools().limit(limits=1, user_api="blas"):
         yield
 
 
@@ -95,5 +95,5 @@ def openmp_threads(n_threads: int):
     """The calling thread's OpenMP regions (a faiss search) on at most `n_threads` threads
     inside the block, then as they were. OpenMP keeps this setting per thread, so other
     threads are not touched."""
-    with _thread_pools().limit(limits=max(1, int(n_threads)), user_api="openmp"):
+    with thread_pools().limit(limits=max(1, int(n_threads)), user_api="openmp"):
         yield

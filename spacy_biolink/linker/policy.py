@@ -37,7 +37,7 @@ from ..io.util import RELEASE_MEMORY_FROM, read_arrays, release_memory
 from ..index.concepts import Candidates
 from ..encoders.checks import check_model
 from ..index.sparse import check_index
-from ..index.threads import single_threaded_blas
+from ..index.threads import single_threaded_blas, thread_pools
 from ..text.normalize import MentionNormalizer
 from .retriever import Retriever
 from .settings import PIPE_ONLY, SETTINGS, check_settings, defaults, step_settings
@@ -374,6 +374,9 @@ class LinkingPolicy:
         # Each label's mask now, so that a type_filter naming no type of the dictionary
         # warns (W020) at initialize and load, not at the first span of that label.
         self.type_filter_step.reset(dictionary)
+        # The BLAS and OpenMP libraries linking limits, looked up with the pipeline (the
+        # index loaded faiss's) rather than in its first batch (issue 58).
+        thread_pools()
 
     def clear_cache(self) -> None:
         """Forget every cached query result, the stages' too (benchmarks that time cold
