@@ -102,6 +102,27 @@ def test_terms_from_dictionaries(tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore:.*W954")
+def test_several_dictionaries_tag_one_type_through_label(tmp_path):
+    # MEDIC 2012 and MeSH 2024's diseases both tag Disease: a source named otherwise
+    # says which type it tags with `label`.
+    medic = tmp_path / "medic.tsv"
+    medic.write_text("MESH:D007022||Hypotension|Low Blood Pressure\n", encoding="utf8")
+    terms = gazetteer_terms({"Disease": {"path": str(medic), "format": "medic"},
+                             "Disease_mesh": {"label": "Disease", "path": str(MESH_TSV),
+                                              "format": "mesh-tsv", "mesh_branches": ["C"]}})
+    assert list(terms) == ["Disease"]
+    assert "Hypotension" in terms["Disease"] and "Diabetes Mellitus" in terms["Disease"]
+    doc = gazetteer_nlp(terms)("Low blood pressure and diabetes mellitus.")
+    assert tags(doc) == [("Low", "B-Disease"), ("blood", "I-Disease"),
+                         ("pressure", "I-Disease"), ("diabetes", "B-Disease"),
+                         ("mellitus", "I-Disease")]
+    with pytest.raises(BioLinkError, match="E765"):
+        gazetteer_nlp(gazetteer_terms({"Disease_mesh": {"label": "Disease|Chemical",
+                                                        "path": str(medic),
+                                                        "format": "medic"}}))
+
+
+@pytest.mark.filterwarnings("ignore:.*W954")
 def test_the_gazetteer_config_builds_and_initializes_its_terms(tmp_path):
     config = load_config(ROOT / "configs" / "ner_bc5cdr_gazetteer.cfg")
     nlp = load_model_from_config(config, auto_fill=True, validate=True)

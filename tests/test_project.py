@@ -229,6 +229,10 @@ def test_all_workflow_on_a_tiny_slice(tmp_path):
         assert len(outside) == 10 and {e.label_ for d in outside for e in d.ents} == {"Disease"}
         assert (project / "training" / "pipeline" / "ner" / "model").read_bytes() \
             == (project / "training" / "ner" / "model-last" / "ner" / "model").read_bytes()
+        # Its gazetteer tags MeSH 2024's diseases too: COVID-19 is no MEDIC 2012 name.
+        pipeline = spacy.load(project / "training" / "pipeline")
+        tagged = pipeline.get_pipe("bio_gazetteer")(pipeline.make_doc("Outcomes of COVID-19."))
+        assert [(t.text, t.tag_) for t in tagged][2:] == [("COVID-19", "B-Disease"), (".", "O")]
         _assert_both_wheels_built_quietly(project, package, result.stdout + result.stderr)
         loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
                                  "print(nlp.pipe_names)"], capture_output=True, text=True)

@@ -187,7 +187,10 @@ class Gazetteer:
 
 def gazetteer_terms(sources: Dict[str, Dict]) -> Dict[str, List[str]]:
     """type -> names of the dictionaries in `sources` (type -> load_dictionary's keyword
-    arguments: path, format, and its filters such as mesh_branches). Two formats are read
+    arguments: path, format, and its filters such as mesh_branches). A source whose
+    settings hold `label` tags that type instead of its own key, so that one type can
+    take the names of several dictionaries (`Disease` from MEDIC, `Disease_mesh` with
+    label "Disease" from MeSH 2024's disease descriptors). Two formats are read
     here instead: "hgnc-symbols" (HGNC's TSV: approved, alias and previous symbols and
     approved names, `hgnc_symbols`) and "pubtator-mentions" (`paths`: PubTator files, a
     list or a name -> path section, whose mention texts of the source's six-type label
@@ -196,8 +199,9 @@ def gazetteer_terms(sources: Dict[str, Dict]) -> Dict[str, List[str]]:
     from ..kb.readers.dictionaries import load_dictionary
 
     terms: Dict[str, List[str]] = {}
-    for label, settings in sources.items():
+    for key, settings in sources.items():
         settings = dict(settings)
+        label = settings.pop("label", key)  # checked where the names are added (E765)
         fmt = settings.pop("format", None)
         if fmt == PUBTATOR_MENTIONS:
             from ..corpora.partial import mention_terms
