@@ -72,6 +72,15 @@ def test_other_threads_leave_blas_as_it_is(linker_nlp, two_blas_threads):
     assert set(blas_threads()) == {2}
 
 
+def threads_in_another_thread() -> int:
+    """faiss's OpenMP thread count as a new thread sees it."""
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(faiss.omp_get_max_threads()))
+    worker.start()
+    worker.join(10)
+    return seen[0]
+
+
 def test_a_hybrid_search_gives_faiss_the_cores_the_sparse_thread_leaves(monkeypatch):
     names = hybrid_rows(300, seed=8)
     queries = hybrid_rows(40, seed=9)  # >= MIN_QUERIES_FOR_THREADS: the threaded path
@@ -92,12 +101,11 @@ def test_a_hybrid_search_gives_faiss_the_cores_the_sparse_thread_leaves(monkeypa
         index.search(queries, 6)
         assert seen == [2, 4] and faiss.omp_get_max_threads() == 4
         # OpenMP's setting is the calling thread's: another thread keeps its own.
-        other = []
-        with openmp_threads(1):
-            worker = threading.Thread(target=lambda: other.append(faiss.omp_get_max_threads()))
-            worker.start()
-            worker.join(10)
-        assert other and other[0] != 1 and faiss.omp_get_max_threads() == 4
+        default = threads_in_another_thread()
+        with openmp_threads(default + 1):
+            assert faiss.omp_get_max_threads() == default + 1
+            assert threads_in_another_thread() == default
+        assert faiss.omp_get_max_threads() == 4
 
 
 def test_the_thread_pools_are_looked_up_with_the_pipeline(linker_nlp, tmp_path):
