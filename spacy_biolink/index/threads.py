@@ -56,8 +56,6 @@ def map_row_ranges(run: Callable[[int, int], T], n_rows: int, n_threads: int,
         return list(pool.map(run, bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
-
-
 _controller = None
 
 
