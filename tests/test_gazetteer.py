@@ -117,6 +117,9 @@ def test_several_dictionaries_tag_one_type_through_label(tmp_path):
                          ("pressure", "I-Disease"), ("diabetes", "B-Disease"),
                          ("mellitus", "I-Disease")]
     with pytest.raises(BioLinkError, match="E765"):
+        gazetteer_nlp(gazetteer_terms({"Disease_mesh": {"label": 3, "path": str(medic),
+                                                        "format": "medic"}}))
+    with pytest.raises(BioLinkError, match="E765"):
         gazetteer_nlp(gazetteer_terms({"Disease_mesh": {"label": "Disease|Chemical",
                                                         "path": str(medic),
                                                         "format": "medic"}}))

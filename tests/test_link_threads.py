@@ -5,8 +5,8 @@ only."""
 import threading
 
 import faiss
-import spacy
 import pytest
+import spacy
 from threadpoolctl import ThreadpoolController
 
 from spacy_biolink.index import threads
@@ -19,16 +19,16 @@ from .test_hybrid_index import hybrid_index, hybrid_rows
 def blas_threads():
     """The thread count of each BLAS library here that keeps its own threads (numpy's).
     An OpenMP build (faiss's OpenBLAS) answers with the calling thread's OpenMP setting."""
-    return [pool.num_threads for pool in ThreadpoolController().select(user_api="blas").lib_controllers
-            if pool.threading_layer != "openmp"]
+    pools = ThreadpoolController().select(user_api="blas").lib_controllers
+    return [pool.num_threads for pool in pools if pool.threading_layer != "openmp"]
 
 
 @pytest.fixture
-def two_blas_threads():
+def two_blas_threads(monkeypatch):
     """BLAS on two threads for the test, so that one thread is a change (CI may start
     with one), and back as it was after."""
     with ThreadpoolController().limit(limits=2, user_api="blas"):
-        threads._controller = None  # a fresh view, whatever an earlier test left
+        monkeypatch.setattr(threads, "_controller", None)  # a fresh view for the test
         assert blas_threads() and set(blas_threads()) == {2}
         yield
 
@@ -108,10 +108,10 @@ def test_a_hybrid_search_gives_faiss_the_cores_the_sparse_thread_leaves(monkeypa
         assert faiss.omp_get_max_threads() == 4
 
 
-def test_the_thread_pools_are_looked_up_with_the_pipeline(linker_nlp, tmp_path):
+def test_the_thread_pools_are_looked_up_with_the_pipeline(linker_nlp, tmp_path, monkeypatch):
     # Looking them up costs milliseconds a fresh process would otherwise pay in its
     # first batch (issue 58's first pass).
     linker_nlp.to_disk(tmp_path / "nlp")
-    threads._controller = None
+    monkeypatch.setattr(threads, "_controller", None)
     spacy.load(tmp_path / "nlp")
     assert threads._controller is not None

@@ -70,7 +70,8 @@ class Gazetteer:
     def add(self, label: str, names: Iterable[str], batch_size: int = 1000) -> int:
         """Add `names` of type `label`, tokenized by the pipeline's tokenizer; a name already
         held with another type gets both. Returns how many names were new."""
-        if not label or TYPE_SEPARATOR in label or "\t" in label:
+        if not isinstance(label, str) or not label or TYPE_SEPARATOR in label \
+                or "\t" in label:
             raise BioLinkError(Errors.E765.format(label=label, sep=TYPE_SEPARATOR))
         kept = (n for n in names if len(n.strip()) >= self.min_chars)
         added = 0
