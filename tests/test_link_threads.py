@@ -115,3 +115,25 @@ def test_the_thread_pools_are_looked_up_with_the_pipeline(linker_nlp, tmp_path, 
     monkeypatch.setattr(threads, "_controller", None)
     spacy.load(tmp_path / "nlp")
     assert threads._controller is not None
+
+
+def test_query_vectors_inside_a_batch_encode_with_blas_on_one_thread(linker_nlp, two_blas_threads):
+    # A reranker stage reads the batch's query vectors; the keys the query cache answered
+    # are encoded there, under the same limit as the batch's search.
+    linker = linker_nlp.get_pipe("bio_linker").linker
+    kept = linker.encode(["breast cancer"])
+    seen = []
+    encode = linker.encode
+
+    def recording(texts, **kwargs):
+        seen.append((list(texts), set(blas_threads())))
+        return encode(texts, **kwargs)
+
+    linker.encode = recording
+    linker._kept_queries = [(["breast cancer"], kept)]
+    try:
+        vectors = linker.query_vectors(["colon cancer", "breast cancer"])
+    finally:
+        linker._kept_queries = None
+    assert seen == [(["colon cancer"], {1})] and vectors.shape[0] == 2
+    assert set(blas_threads()) == {2}

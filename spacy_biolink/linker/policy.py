@@ -404,7 +404,9 @@ class LinkingPolicy:
         sources = [vectors for _, vectors in kept]
         missing = [key for key in keys if key not in where]
         if missing:
-            sources.append(self.encode(missing))
+            # inside a batch, as link_texts encodes (small products, BLAS threads spin)
+            with single_threaded_blas():
+                sources.append(self.encode(missing))
             where.update((key, (len(sources) - 1, row)) for row, key in enumerate(missing))
         source_of = numpy.fromiter((where[key][0] for key in keys), numpy.int64, len(keys))
         row_of = numpy.fromiter((where[key][1] for key in keys), numpy.int64, len(keys))
