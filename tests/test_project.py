@@ -627,7 +627,8 @@ def test_pubmed_workflow_on_a_tiny_slice(tmp_path, shared_data):
         for name in names:
             slice_gz(shared_data / folder / name, assets / folder / name, 4)
     _tiny_medic(assets / "medic_tiny.txt", gold)
-    _mesh_slice(shared_data / "mesh2024", assets / "mesh", gold)
+    # COVID-19 (D000086382, C branch) for the gazetteer's MeSH disease source
+    _mesh_slice(shared_data / "mesh2024", assets / "mesh", gold | {"D000086382"})
     # calibrate-linkers-pubmed needs a cell line in BioRED's slices that the cell-line
     # names (BioID train) hold; the first documents have none: one of each is added
     for corpus, pmid in (("biored/Dev.PubTator.gz", "99999901"),
@@ -696,6 +697,11 @@ def test_pubmed_workflow_on_a_tiny_slice(tmp_path, shared_data):
         # ... each calibrated (calibrate-linkers-pubmed) before it joins the pipeline
         packaged = (project / "training" / "pubmed" / "pipeline" / "config.cfg").read_text()
         assert packaged.count("spacy-biolink.ScoreCalibration.v1") == 6
+        # Its gazetteer tags MeSH 2024's diseases too: COVID-19 is no MEDIC 2012 name.
+        pipeline = spacy.load(project / "training" / "pubmed" / "pipeline")
+        tagged = pipeline.get_pipe("bio_gazetteer")(pipeline.make_doc("Outcomes of COVID-19."))
+        assert [(t.text, t.tag_) for t in tagged][2:] == [
+            ("COVID", "B-Disease"), ("-", "I-Disease"), ("19", "I-Disease"), (".", "O")]
         held_out = set((project / "corpus" / "pubmed" / "held_out_pmids.txt").read_text().split())
         assert held_out and not any(
             d.user_data.get("pmid") in held_out for f in train.glob("*.spacy")
