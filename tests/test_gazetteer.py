@@ -138,7 +138,12 @@ def test_the_gazetteer_config_builds_and_initializes_its_terms(tmp_path):
     init = nlp.config.interpolate()["initialize"]["components"]["bio_gazetteer"]
     init["terms"]["sources"]["Disease"]["path"] = str(medic)
     init["terms"]["sources"]["Chemical"]["path"] = str(MESH_TSV)
+    init["terms"]["sources"]["Disease_mesh"]["path"] = str(MESH_TSV)
     terms = registry.resolve(init)["terms"]
     nlp.get_pipe("bio_gazetteer").initialize(nlp=nlp, terms=terms)
     doc = nlp.get_pipe("bio_gazetteer")(nlp.make_doc("Insulin-induced hypotension"))
     assert tags(doc) == [("Insulin", "B-Chemical"), ("hypotension", "B-Disease")]
+    # Disease also from MeSH's C and F03 branches, not from its D (chemical) branch
+    doc = nlp.get_pipe("bio_gazetteer")(nlp.make_doc("Melancholia and diabetes, not calcimycin"))
+    assert tags(doc) == [("Melancholia", "B-Disease"), ("diabetes", "B-Disease"),
+                         ("calcimycin", "B-Chemical")]

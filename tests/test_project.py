@@ -527,7 +527,8 @@ def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
                     ("CDR_TestSet.PubTator.txt.gz", 3)):
         gold |= set(_first_documents(shared_data / "bc5cdr" / name, bc5cdr / name.replace(".gz", ""), n))
     _tiny_medic(project / "assets" / "medic_tiny.txt", gold)
-    _mesh_slice(shared_data / "mesh2024", project / "assets" / "mesh", gold)
+    # COVID-19 (D000086382, C branch) for the gazetteer's MeSH disease source
+    _mesh_slice(shared_data / "mesh2024", project / "assets" / "mesh", gold | {"D000086382"})
     for name in ("CDR_TrainingSet", "CDR_DevelopmentSet", "CDR_TestSet"):
         # project.yml names the gzipped files; a plain file named .gz is refused
         import gzip
@@ -578,6 +579,11 @@ def test_bc5cdr_workflow_on_a_tiny_slice(tmp_path, shared_data):
         packaged = (training / "pipeline_bc5cdr" / "config.cfg").read_text()
         assert packaged.count("spacy-biolink.ScoreCalibration.v1") == 2
         assert "Warning" not in loaded.stderr, loaded.stderr  # no W012 from the term ruler
+        # Its gazetteer tags MeSH 2024's diseases too: COVID-19 is no MEDIC 2012 name.
+        pipeline = spacy.load(training / "pipeline_bc5cdr")
+        tagged = pipeline.get_pipe("bio_gazetteer")(pipeline.make_doc("Outcomes of COVID-19."))
+        assert [(t.text, t.tag_) for t in tagged][2:] == [
+            ("COVID", "B-Disease"), ("-", "I-Disease"), ("19", "I-Disease"), (".", "O")]
     finally:
         subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", f"en_{package}"],
                        capture_output=True)

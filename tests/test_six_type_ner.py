@@ -225,6 +225,9 @@ def test_ner_pubmed_config_learns_six_types_from_partial_docs(tmp_path):
                  "initialize.components.bio_gazetteer.terms.sources.Chemical.format": "medic",
                  "initialize.components.bio_gazetteer.terms.sources.Chemical.mesh_branches":
                      None,
+                 "initialize.components.bio_gazetteer.terms.sources.Disease_mesh.format": "medic",
+                 "initialize.components.bio_gazetteer.terms.sources.Disease_mesh.mesh_branches":
+                     None,
                  "training.max_steps": 2, "training.eval_frequency": 2}
     train(config, tmp_path / "out", overrides=overrides)
     trained = spacy.load(tmp_path / "out" / "model-last")
