@@ -13,7 +13,10 @@ what the first pass pays beyond the others is what a fresh process pays once.
 One untimed child runs first, so that numba's on-disk cache holds the kernels (as after
 an install's first use). Reported per child: import and load seconds, the first pass's
 mentions/s, the best later pass's, and first/best (>= 0.67 is issue 58's target);
-then the medians over the children. `--python-path DIR` puts DIR first on the children's
+then the medians over the children. The children get this process's thread settings
+(`--threads one` sets OMP/OPENBLAS/MKL_NUM_THREADS to 1 where they are unset: the
+figures recorded before 2026-11-30 were taken so, and never showed the threads that
+spin on after a small product in a default environment). `--python-path DIR` puts DIR first on the children's
 PYTHONPATH (e.g. an unpacked older tree, `git archive HEAD | tar -x -C DIR`, to measure
 before and after with one command).
 
@@ -89,8 +92,9 @@ def run_child(args) -> dict:
     env = dict(os.environ)
     paths = [p for p in (args.python_path, str(ROOT), env.get("PYTHONPATH")) if p]
     env["PYTHONPATH"] = os.pathsep.join(paths)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.setdefault(var, "1")
+    if args.threads == "one":
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setdefault(var, "1")
     # Run outside the tree: `python -c` puts its working directory first on sys.path,
     # before PYTHONPATH, which would hide --python-path's tree.
     with tempfile.TemporaryDirectory() as cwd:
@@ -120,6 +124,9 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=5, help="per process, the first included")
     parser.add_argument("--python-path", default=None,
                         help="put first on the children's PYTHONPATH (an older tree)")
+    parser.add_argument("--threads", choices=("environment", "one"), default="environment",
+                        help="the children's BLAS and OpenMP threads: as this process has "
+                             "them (what a user's fresh process gets), or one each")
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
     if args.passes < 2:
