@@ -47,11 +47,12 @@ def test_deeper_rounds_are_slices_of_one_search(data, builder, monkeypatch):
     index.build(names)
     assert index.free_depth() == 256
     calls = counted(index)
-    got = search_concepts(dictionary, index, queries, k=5)
+    # four names per concept first, not the dictionary's twelve: rounds to slice
+    got = search_concepts(dictionary, index, queries, k=5, names_per_concept=4)
     reused = list(calls)
     calls.clear()
     monkeypatch.setattr(index, "free_depth", lambda: 0)
-    want = search_concepts(dictionary, index, queries, k=5)
+    want = search_concepts(dictionary, index, queries, k=5, names_per_concept=4)
     assert got == want
     # Without reuse every query is searched 20 names deep, then 80; with it, once, 256
     # deep, and the rounds are slices of that.
@@ -66,5 +67,19 @@ def test_exact_index_has_no_free_depth(data):
     assert auto.free_depth() == 0
     assert not hasattr(SparseIndex(), "free_depth")
     calls = counted(auto)
-    search_concepts(dictionary, auto, queries, k=5)
+    search_concepts(dictionary, auto, queries, k=5, names_per_concept=4)
     assert calls[0] == (queries.shape[0], 20)
+
+
+def test_first_search_is_as_deep_as_the_dictionary_has_names_per_concept(data):
+    """Twelve names per concept: k * 12 names deep first, where every query's k concepts
+    are, so one search, with the concepts and scores the rounds from 4 per concept find."""
+    dictionary, names, queries = data
+    index = auto_v6()
+    index.build(names)
+    calls = counted(index)
+    got = search_concepts(dictionary, index, queries, k=5)
+    assert calls == [(queries.shape[0], 60)]
+    calls.clear()
+    assert got == search_concepts(dictionary, index, queries, k=5, names_per_concept=4)
+    assert calls == [(queries.shape[0], 20), (queries.shape[0], 80)]

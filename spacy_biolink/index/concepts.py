@@ -16,6 +16,8 @@ from .sparse import NameIndex
 Candidates = List[Tuple[int, float]]  # (concept index, score), best first
 
 TIE_DECIMALS = 5
+# names searched per wanted concept on the first search, at the least
+MIN_NAMES_PER_CONCEPT = 4
 
 
 def names_to_concepts(dictionary: ConceptDictionary, scores: numpy.ndarray,
@@ -87,20 +89,36 @@ def names_to_concepts_rows(dictionary: ConceptDictionary, scores: numpy.ndarray,
     return candidates, counts
 
 
+def first_names_per_concept(n_names: int, n_concepts: int) -> int:
+    """How many names per wanted concept search_concepts searches first: the mean names
+    per concept, rounded up, and at least MIN_NAMES_PER_CONCEPT. A query whose first
+    names hold fewer than k concepts searches again four times deeper, which costs more
+    than a somewhat deeper first search (an exact index scores every name again, the
+    hybrid's HNSW half explores four times as far): on a dictionary with many synonyms
+    per concept a fixed 4 sent many queries round again (BENCHMARKS.md, Speed)."""
+    if n_concepts <= 0:
+        return MIN_NAMES_PER_CONCEPT
+    return max(MIN_NAMES_PER_CONCEPT, -(-n_names // n_concepts))
+
+
 def search_concepts(dictionary: ConceptDictionary, index: NameIndex, queries, k: int,
-                    *, names_per_concept: int = 4, max_depth: int = 65536,
+                    *, names_per_concept: Optional[int] = None, max_depth: int = 65536,
                     allowed: Optional[numpy.ndarray] = None,
                     corpus_margin: float = 0.0) -> List[Candidates]:
     """The k best concepts for each query row of `queries` (sparse or dense); with
     `allowed` (a bool per concept), the k best allowed ones: the search goes deeper
-    until it has them. corpus_margin: see names_to_concepts_rows; the depth is grown on
-    the unlowered scores, so a concept first met deeper could in principle outrank one
-    lowered by the margin: the ranking is exact over the names searched (at least
-    k * names_per_concept of them)."""
+    until it has them. The first search is k * names_per_concept names deep; None takes
+    the searched names per concept, rounded up, and at least MIN_NAMES_PER_CONCEPT.
+    corpus_margin: see names_to_concepts_rows; the depth is grown on the unlowered
+    scores, so a concept first met deeper could in principle outrank one lowered by the
+    margin: the ranking is exact over the names searched (at least k * names_per_concept
+    of them)."""
     n_queries = queries.shape[0]
     n_names = index.n_vectors
     results: List[Candidates] = [[] for _ in range(n_queries)]
     pending = numpy.arange(n_queries)
+    if names_per_concept is None:
+        names_per_concept = first_names_per_concept(n_names, dictionary.n_concepts)
     depth = min(max(k * names_per_concept, k), n_names)
     # An index that rescores a fixed number of candidates per query (PrunedSparseIndex)
     # searches as deep as that at the cost of any shallower search, and a shallower
