@@ -128,12 +128,17 @@ def _tiny_mesh(target: Path) -> Path:
     return target
 
 
-def _covid_tags(pipeline_dir: Path):
-    """(token, gazetteer tag) after "Outcomes of" in "Outcomes of COVID-19.", as the saved
-    pipeline's bio_gazetteer tags it: COVID-19 is no MEDIC 2012 name, only MeSH 2024's."""
+def _gazetteer_tags(pipeline_dir: Path, text: str):
+    """(token, gazetteer tag) of `text`, as the saved pipeline's bio_gazetteer tags it."""
     pipeline = spacy.load(pipeline_dir)
-    tagged = pipeline.get_pipe("bio_gazetteer")(pipeline.make_doc("Outcomes of COVID-19."))
-    return [(t.text, t.tag_) for t in tagged][2:]
+    tagged = pipeline.get_pipe("bio_gazetteer")(pipeline.make_doc(text))
+    return [(t.text, t.tag_) for t in tagged]
+
+
+def _covid_tags(pipeline_dir: Path):
+    """(token, gazetteer tag) after "Outcomes of" in "Outcomes of COVID-19.": COVID-19 is
+    no MEDIC 2012 name, only MeSH 2024's."""
+    return _gazetteer_tags(pipeline_dir, "Outcomes of COVID-19.")[2:]
 
 
 def test_all_workflow_on_a_tiny_slice(tmp_path):
@@ -716,6 +721,10 @@ def test_pubmed_workflow_on_a_tiny_slice(tmp_path, shared_data):
         # Its gazetteer tags MeSH 2024's diseases too.
         assert _covid_tags(project / "training" / "pubmed" / "pipeline") == [
             ("COVID", "B-Disease"), ("-", "I-Disease"), ("19", "I-Disease"), (".", "O")]
+        # ... and the species linker's names, which no training mention holds (0020)
+        assert _gazetteer_tags(project / "training" / "pubmed" / "pipeline", "SARS-CoV-2") == [
+            ("SARS", "B-Species"), ("-", "I-Species"), ("CoV", "I-Species"), ("-", "I-Species"),
+            ("2", "I-Species")]
         held_out = set((project / "corpus" / "pubmed" / "held_out_pmids.txt").read_text().split())
         assert held_out and not any(
             d.user_data.get("pmid") in held_out for f in train.glob("*.spacy")

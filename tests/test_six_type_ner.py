@@ -221,6 +221,7 @@ def test_ner_pubmed_config_learns_six_types_from_partial_docs(tmp_path):
                  "paths.medic": str(medic), "paths.mesh": str(medic), "paths.hgnc": str(hgnc),
                  "paths.biored_train": str(other), "paths.linnaeus_train": str(other),
                  "paths.s800_train": str(other), "paths.bioid_train": str(other),
+                 "paths.species_names": str(ROOT / "spacy_biolink" / "data" / "species_names.tsv"),
                  "components.tok2vec.model.embed.include_static_vectors": False,
                  "initialize.components.bio_gazetteer.terms.sources.Chemical.format": "medic",
                  "initialize.components.bio_gazetteer.terms.sources.Chemical.mesh_branches":
@@ -234,5 +235,10 @@ def test_ner_pubmed_config_learns_six_types_from_partial_docs(tmp_path):
     doc = trained("BRCA1 in breast cancer of mice")
     assert [t.tag_ for t in doc] == ["B-Gene", "O", "B-Chemical|Disease", "I-Chemical|Disease",
                                      "O", "B-Species"]
+    # no training mention names SARS-CoV-2: the species linker's names (decision 0020) do
+    doc = trained("SARS-CoV-2 RNA")
+    assert [(t.text, t.tag_) for t in doc] == [
+        ("SARS", "B-Species"), ("-", "I-Species"), ("CoV", "I-Species"), ("-", "I-Species"),
+        ("2", "I-Species"), ("RNA", "O")]
     assert set(trained.get_pipe("ner").labels) <= {"Gene", "Disease", "Chemical", "Species",
                                                    "Variant", "CellLine"}
