@@ -16,9 +16,9 @@ mentions/s, the best later pass's, and first/best (>= 0.67 is issue 58's target)
 then the medians over the children. The children get this process's thread settings
 (`--threads one` sets OMP/OPENBLAS/MKL_NUM_THREADS to 1 where they are unset: the
 figures recorded before 2026-11-30 were taken so, and never showed the threads that
-spin on after a small product in a default environment). `--python-path DIR` puts DIR first on the children's
-PYTHONPATH (e.g. an unpacked older tree, `git archive HEAD | tar -x -C DIR`, to measure
-before and after with one command).
+spin on after a small product in a default environment). `--python-path DIR` puts DIR
+first on the children's PYTHONPATH (e.g. an unpacked older tree, `git archive HEAD | tar
+-x -C DIR`, to measure before and after with one command).
 
 Usage, from the repository root:
 
