@@ -588,6 +588,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E766 = ("{path}:{line}: bad gazetteer term line {text!r}: each line must be a type, a "
             "tab and the name's lowercased tokens, as bio_gazetteer's to_disk writes them. "
             "Save the pipeline again rather than editing the file.")
+    # The variant finder (ner/variants.py: bio_variants)
+    E767 = ("bio_variants: {setting} = {value!r}: {reason}.")
     # The first hour of a new user (E900-E919)
     E900 = ("No dictionary to initialize bio_linker with: [paths] dictionary (the path of "
             "[initialize.components.bio_linker.dictionary]) is null. Pass one: "

@@ -317,3 +317,22 @@ def test_type_choice_lets_a_user_restrict_the_types_at_load(ner_dir, linker_dir,
     # this NER predicts no Chemical, and the pipe says so once
     with pytest.warns(UserWarning, match="W360"):
         assert list(chemicals_only(text).ents) == []
+
+
+def test_assemble_variants_goes_after_the_ner_before_propagate(ner_dir, linker_dir, tmp_path):
+    """bio_variants (tests/test_variant_finder.py) after the NER and its term ruler, before
+    bio_propagate and the linkers; assembled again, it is replaced, not doubled."""
+    patterns = tmp_path / "patterns.jsonl"
+    patterns.write_text('{"label": "Disease", "pattern": "hirschsprung disease"}\n')
+    result = CliRunner().invoke(app, ["assemble", str(ner_dir), str(linker_dir),
+                                      str(tmp_path / "out"), "--variants",
+                                      "--propagate", "repeats"])
+    assert result.exit_code == 0, result.output
+    nlp = spacy.load(tmp_path / "out")
+    assert nlp.pipe_names == ["ner", "bio_variants", "bio_propagate", "bio_linker"]
+    assert [(e.text, e.label_) for e in nlp("NIDDM with the G20210A variant. G20210A").ents] \
+        == [("NIDDM", "Disease"), ("G20210A", "Variant"), ("G20210A", "Variant")]
+    assemble_pipeline(tmp_path / "out", linker_dir, tmp_path / "two", name="second_linker",
+                      patterns=patterns, variants=True)
+    assert spacy.load(tmp_path / "two").pipe_names == [
+        "ner", "term_ruler", "bio_variants", "bio_propagate", "bio_linker", "second_linker"]

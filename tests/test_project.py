@@ -706,11 +706,15 @@ def test_pubmed_workflow_on_a_tiny_slice(tmp_path, shared_data):
         assert disease["types"] == ["Disease"] and disease["ner"]["n_gold"] > 0
         assert (project / "packages" / "dist" / f"en_{package}-0.1.0-py3-none-any.whl").is_file()
         loaded = subprocess.run([sys.executable, "-c", f"import spacy; nlp = spacy.load('en_{package}'); "
-                                 "print(nlp.pipe_names, sorted(nlp.get_pipe('ner').labels))"],
+                                 "print(nlp.pipe_names, sorted(nlp.get_pipe('ner').labels)); "
+                                 "print([(e.text, e.label_, e.kb_id_) for e in nlp('BRAF V600E.').ents "
+                                 "if e.label_ == 'Variant'])"],
                                 capture_output=True, text=True, env=env)
-        assert "'bio_gazetteer', 'tok2vec', 'ner', 'bio_propagate', 'bio_types', 'bio_linker', " \
-            "'chemical_linker', 'gene_linker', 'species_linker', 'variant_linker', " \
+        assert "'bio_gazetteer', 'tok2vec', 'ner', 'bio_variants', 'bio_propagate', 'bio_types', " \
+            "'bio_linker', 'chemical_linker', 'gene_linker', 'species_linker', 'variant_linker', " \
             "'cellline_linker', 'bio_drop_nil']" in loaded.stdout, loaded.stderr
+        # the variant notations are tagged whatever the NER learned, and linked by rule
+        assert "[('V600E', 'Variant', 'p|SUB|V|600|E')]" in loaded.stdout, loaded.stderr
         # one linker per type; the held-out documents (BioRED dev, every test split) are in
         # no training split
         assert all((project / "training" / "pubmed" / f"linker_{t}").is_dir() for t in

@@ -216,6 +216,10 @@ def assemble_cli(
                                             "separated): abbreviations (a defined short "
                                             "form takes its long form's label), repeats "
                                             "(an entity's text, wherever it recurs)"),
+    variants: bool = typer.Option(False, "--variants", help="Add bio_variants after the "
+                                  "NER: sequence variants in their written notations "
+                                  "(V600E, c.1799T>A, rs113488022), where the variant "
+                                  "rule table normalizes them"),
 ):
     """Add LINKER_DIR's bio_linker after NER_DIR's ner and save: a text-in, links-out pipeline.
     A linker of another name already in NER_DIR stays: linkers are added one at a time."""
@@ -234,7 +238,7 @@ def assemble_cli(
                             propagate=comma_list(propagate),
                             drop_nil_labels=comma_list(drop_nil_labels),
                             drop_below=drop_below, unlink_labels=comma_list(unlink_labels),
-                            type_choice=type_choice)
+                            type_choice=type_choice, variants=variants)
     msg.good(f"Saved pipeline to {output_dir}: {nlp.pipe_names}")
 
 

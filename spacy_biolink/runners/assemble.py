@@ -25,6 +25,7 @@ from ..linker.nothing_to_link import NothingToLinkCheck
 from ..linker.pipeline import load_linker_pipeline, report_leftover_temp_dirs
 from ..ner.propagate import PROPAGATE_NAME, PROPAGATE_RULES
 from ..ner.type_choice import TYPES_NAME
+from ..ner.variants import VARIANTS_NAME
 from ..ner.term_patterns import TERM_RULER_NAME, add_term_ruler, read_term_patterns
 from .local import entity_setting_pipes
 
@@ -67,7 +68,7 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
                       drop_nil_labels: Optional[Sequence[str]] = None,
                       drop_below: Optional[float] = None,
                       unlink_labels: Optional[Sequence[str]] = None,
-                      type_choice: bool = False) -> Language:
+                      type_choice: bool = False, variants: bool = False) -> Language:
     """Save NER_DIR's pipeline with LINKER_DIR's linkers added after it to OUTPUT_DIR.
 
     Each linker keeps its pipe name from LINKER_DIR; `name` renames the linker of a
@@ -102,6 +103,9 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
         NER and bio_propagate, before the linkers, so that a user restricts the types of
         the saved pipeline at load: spacy.load(path, config={"components": {"bio_types":
         {"keep": ["Disease", "Chemical"]}}}).
+    variants: put `bio_variants` (ner/variants.py: variants in their written notations,
+        kept where the variant rule table normalizes them) after the NER and its term
+        ruler, before bio_propagate, replacing one already there.
     """
     if unlink_labels is not None and drop_below is None:
         raise BioLinkError(Errors.E480.format(option="--unlink-labels",
@@ -141,8 +145,13 @@ def assemble_pipeline(ner_dir: PathLike, linker_dir: PathLike, output_dir: PathL
             # The check sourced with the pipe watches the pipeline it came from.
             pipe.nothing_to_link = NothingToLinkCheck(nlp, target, pipe.cfg.get("spans_key"))
     if term_patterns is not None:
-        ner_pipes = [p for p in entity_setting_pipes(nlp) if p != TERM_RULER_NAME]
+        ner_pipes = [p for p in entity_setting_pipes(nlp) if p not in (TERM_RULER_NAME, VARIANTS_NAME)]
         add_term_ruler(nlp, term_patterns, after=ner_pipes[-1] if ner_pipes else None)
+    if variants:
+        if VARIANTS_NAME in nlp.pipe_names:
+            nlp.remove_pipe(VARIANTS_NAME)
+        # entity_setting_pipes is not empty (E758 above); propagate and the linkers follow.
+        nlp.add_pipe(VARIANTS_NAME, after=entity_setting_pipes(nlp)[-1])
     if propagate_config is not None:
         if PROPAGATE_NAME in nlp.pipe_names:
             nlp.remove_pipe(PROPAGATE_NAME)
