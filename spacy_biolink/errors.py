@@ -590,6 +590,11 @@ class Errors(metaclass=ErrorsWithCodes):
             "Save the pipeline again rather than editing the file.")
     # The variant finder (ner/variants.py: bio_variants)
     E767 = ("bio_variants: {setting} = {value!r}: {reason}.")
+    # convert --unknown-terms-gazetteer (ner/gazetteer.py: config_gazetteer_terms)
+    E768 = ("{path} has no bio_gazetteer terms ([initialize.components.NAME.terms.sources] "
+            "for a pipe of factory bio_gazetteer): pass the NER config whose gazetteer "
+            "names should mark tokens missing, such as configs/ner_pubmed.cfg.")
+    E769 = ("convert: {given} need {needs}. Add it, or leave them out.")
     # The first hour of a new user (E900-E919)
     E900 = ("No dictionary to initialize bio_linker with: [paths] dictionary (the path of "
             "[initialize.components.bio_linker.dictionary]) is null. Pass one: "

@@ -168,6 +168,88 @@ def test_convert_cli_six_types_partial(tmp_path):
     assert refused.returncode == 1 and "E544" in refused.stdout + refused.stderr
 
 
+# A config whose gazetteer tags Chemical by a dictionary named in [paths], as
+# configs/ner_pubmed.cfg tags it by MeSH
+GAZETTEER_CONFIG = """
+[paths]
+chemicals = null
+
+[nlp]
+lang = "en"
+pipeline = ["bio_gazetteer","ner"]
+
+[components]
+
+[components.bio_gazetteer]
+factory = "bio_gazetteer"
+
+[components.ner]
+factory = "ner"
+
+[initialize]
+
+[initialize.components]
+
+[initialize.components.bio_gazetteer]
+
+[initialize.components.bio_gazetteer.terms]
+@misc = "spacy-biolink.gazetteer_terms.v1"
+
+[initialize.components.bio_gazetteer.terms.sources]
+
+[initialize.components.bio_gazetteer.terms.sources.Chemical]
+path = ${paths.chemicals}
+format = "tsv"
+"""
+
+
+def test_convert_cli_marks_the_gazetteers_names_missing_where_the_corpus_never_annotates_them(
+        tmp_path):
+    """A gene-only corpus's "cisplatin" is no negative for Chemical: the NER config's
+    gazetteer names it (--unknown-terms-gazetteer); a Chemical-annotating corpus keeps it."""
+    from .conftest import invoke_cli
+
+    text = ("333|t|BRCA1 and cisplatin\n333|a|Cisplatin binds BRCA1.\n"
+            "333\t0\t5\tBRCA1\tGene\t672\n333\t36\t41\tBRCA1\tGene\t672\n\n")
+    corpus = _write(tmp_path / "genes.txt", text)
+    config = _write(tmp_path / "ner.cfg", GAZETTEER_CONFIG)
+    chemicals = _write(tmp_path / "chemicals.tsv", "cisplatin\tD002945\n")
+    nlp = spacy.blank("en")
+
+    def tags(path):
+        return [_tags(d) for d in DocBin().from_disk(path).get_docs(nlp.vocab)][0]
+
+    invoke_cli("convert", corpus, tmp_path / "plain.spacy", "--config", config, "--six-types",
+               "--partial", "--annotates", "Gene")
+    assert tags(tmp_path / "plain.spacy") == [("BRCA1", "B"), ("and", "O"), ("cisplatin", "O"),
+                                              ("Cisplatin", "O"), ("binds", "O"), ("BRCA1", "B"),
+                                              (".", "O")]
+    result = invoke_cli("convert", corpus, tmp_path / "gaz.spacy", "--config", config,
+                        "--six-types", "--partial", "--annotates", "Gene",
+                        "--unknown-terms-gazetteer", "Chemical", "--paths.chemicals", chemicals)
+    assert "Chemical 2" in result.stdout
+    assert tags(tmp_path / "gaz.spacy") == [("BRCA1", "B"), ("and", "O"), ("cisplatin", "-"),
+                                            ("Cisplatin", "-"), ("binds", "O"), ("BRCA1", "B"),
+                                            (".", "O")]
+    # a corpus that annotates chemicals keeps its negatives
+    invoke_cli("convert", corpus, tmp_path / "chem.spacy", "--config", config, "--six-types",
+               "--partial", "--annotates", "Gene,Chemical", "--unknown-terms-gazetteer",
+               "Chemical", "--paths.chemicals", chemicals)
+    assert ("cisplatin", "O") in tags(tmp_path / "chem.spacy")
+    for args, code in (
+            (["--paths.chemicals", chemicals], "E769"),  # overrides without the option
+            (["--unknown-terms-gazetteer", "Chemical"], "E769"),  # no --config
+            (["--config", config, "--unknown-terms-gazetteer", "Chemicals"], "E540"),
+            (["--config", config, "--unknown-terms-gazetteer", "Chemical",
+              "--paths.chemical", chemicals], "E460"),
+            (["--config", _write(tmp_path / "bare.cfg", '[nlp]\nlang = "en"\n'),
+              "--unknown-terms-gazetteer", "Chemical"], "E768")):
+        refused = invoke_cli("convert", corpus, tmp_path / "x.spacy", "--six-types", "--partial",
+                             "--annotates", "Gene", *args, check=False)
+        assert refused.returncode == 1 and code in refused.stdout + refused.stderr, (args, code)
+        assert not (tmp_path / "x.spacy").exists()
+
+
 HGNC_HEADER = ("HGNC ID\tApproved symbol\tApproved name\tStatus\tAlias symbols\t"
                "NCBI Gene ID(supplied by NCBI)\tPrevious symbols\n")
 

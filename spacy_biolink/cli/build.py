@@ -1,7 +1,7 @@
 """init-linker, assemble and convert: pipelines and corpora to build from files."""
 import collections
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import typer
 
@@ -321,9 +321,11 @@ def merge_corpora_cli(
                f"PMIDs renamed")
 
 
-@app.command("convert")
+@app.command("convert", context_settings={"allow_extra_args": True,
+                                          "ignore_unknown_options": True})
 @fail_cleanly
 def convert_cli(
+    ctx: typer.Context,
     input_path: Path = typer.Argument(..., help="PubTator or BioC XML/JSON corpus (.gz ok)"),
     output_path: Path = typer.Argument(..., help="DocBin to write (.spacy)"),
     types: Optional[str] = typer.Option(None, "--types", help="Comma-separated mention types"),
@@ -356,6 +358,13 @@ def convert_cli(
         [], "--unknown-terms-from",
         help="With --partial: a PubTator file whose mention texts, of the types this corpus "
         "does not annotate, mark tokens missing (repeatable; training splits only)"),
+    unknown_terms_gazetteer: Optional[str] = typer.Option(
+        None, "--unknown-terms-gazetteer",
+        help="With --partial and --config: the names of the config's bio_gazetteer terms "
+        "of these types (comma-separated), where this corpus does not annotate them, mark "
+        "tokens missing too: dictionary names the NER sees tagged are no negatives in a "
+        "corpus that never annotates their type. The config's paths as overrides, e.g. "
+        "--paths.mesh DIR"),
     sample: Optional[int] = typer.Option(None, "--sample",
                                          help="With --six-types: keep this many documents, "
                                          "drawn with a fixed seed (large caption corpora)"),
@@ -366,10 +375,19 @@ def convert_cli(
 ):
     """Convert a PubTator or BioC corpus to a spaCy DocBin for `spacy train` and end-to-end
     evaluation (a BioC document, all its passages, is one Doc)."""
+    from spacy.cli._util import parse_config_overrides
+
     from ..corpora import convert_pubtator
     from ..corpora.docbin import NCBI_DISEASE_LABELS, tokenizer_nlp_from_config
 
     check_output_path(output_path, what="the DocBin", example="train.spacy")
+    overrides = parse_config_overrides(ctx.args)
+    if overrides and unknown_terms_gazetteer is None:
+        raise BioLinkError(Errors.E769.format(given=", ".join(f"--{k}" for k in overrides),
+                                              needs="--unknown-terms-gazetteer"))
+    if unknown_terms_gazetteer is not None and (tokenizer_config is None or not partial):
+        raise BioLinkError(Errors.E769.format(given="--unknown-terms-gazetteer",
+                                              needs="--partial and --config"))
     type_set, pmid_set = corpus_filters(types, pmids)
     held_out = None
     if exclude_pmids is not None:
@@ -381,12 +399,20 @@ def convert_cli(
     if six_types:
         if type_set or pmid_set:
             raise BioLinkError(Errors.E544.format(option="--types" if type_set else "--pmids"))
+        gazetteer = None
+        if unknown_terms_gazetteer is not None:
+            from ..corpora.partial import parse_six_types
+            from ..ner.gazetteer import config_gazetteer_terms
+
+            wanted = parse_six_types(unknown_terms_gazetteer, "--unknown-terms-gazetteer")
+            gazetteer = config_gazetteer_terms(tokenizer_config, wanted or (), overrides)
         _convert_six_types(input_path, output_path, nlp, partial=partial, annotates=annotates,
                            unknown_terms_from=unknown_terms_from, sample=sample,
-                           exclude_pmids=held_out or frozenset())
+                           exclude_pmids=held_out or frozenset(), gazetteer_terms=gazetteer)
         return
     for option, given in (("--partial", partial), ("--annotates", annotates),
                           ("--unknown-terms-from", unknown_terms_from),
+                          ("--unknown-terms-gazetteer", unknown_terms_gazetteer),
                           ("--sample", sample is not None)):
         if given:
             raise BioLinkError(Errors.E542.format(option=option))
@@ -410,8 +436,11 @@ def convert_cli(
 
 def _convert_six_types(input_path: Path, output_path: Path, nlp, *, partial: bool,
                        annotates: Optional[str], unknown_terms_from: List[Path],
-                       sample: Optional[int], exclude_pmids=frozenset()) -> None:
-    """convert --six-types: corpora/partial.py's six-type DocBin, partial or naive."""
+                       sample: Optional[int], exclude_pmids=frozenset(),
+                       gazetteer_terms: Optional[Dict[str, List[str]]] = None) -> None:
+    """convert --six-types: corpora/partial.py's six-type DocBin, partial or naive;
+    `gazetteer_terms` (type -> names) mark missing too, where the corpus does not
+    annotate their type."""
     import spacy
 
     from ..corpora.partial import (UnknownTerms, convert_six_types, mention_terms,
@@ -423,9 +452,13 @@ def _convert_six_types(input_path: Path, output_path: Path, nlp, *, partial: boo
     nlp = nlp if nlp is not None else spacy.blank("en")
     annotated = parse_six_types(annotates)
     unknown = None
-    if partial and unknown_terms_from:
+    if partial and (unknown_terms_from or gazetteer_terms):
         wanted = set(SIX_TYPES) - annotated if annotated is not None else None
-        unknown = UnknownTerms(nlp, mention_terms(unknown_terms_from, wanted))
+        terms = mention_terms(unknown_terms_from, wanted)
+        for label, names in (gazetteer_terms or {}).items():
+            if wanted is None or label in wanted:
+                terms.setdefault(label, set()).update(names)
+        unknown = UnknownTerms(nlp, terms)
     stats, marked = convert_six_types(input_path, output_path, nlp, partial=partial,
                                       annotates=annotated, unknown=unknown, sample=sample,
                                       exclude_pmids=exclude_pmids)

@@ -230,6 +230,35 @@ def gazetteer_terms(sources: Dict[str, Dict]) -> Dict[str, List[str]]:
     return terms
 
 
+
+def config_gazetteer_terms(config_path: PathLike, labels: Iterable[str],
+                           overrides: Optional[Dict[str, object]] = None) -> Dict[str, List[str]]:
+    """type -> names of the sources of a training config's bio_gazetteer terms
+    ([initialize.components.NAME.terms.sources], NAME the pipe made by bio_gazetteer)
+    that tag one of `labels`, the config's `overrides` (`--paths.mesh DIR`) applied: the
+    dictionary names its NER will see tagged. E768 when the config has no such terms."""
+    from thinc.api import Config
+
+    from ..io.config_overrides import check_overrides
+    from ..io.files import read_config
+
+    raw = read_config(config_path)
+    check_overrides(overrides or {}, raw)
+    config = Config().from_str(raw.to_str(), overrides=overrides or {}, interpolate=True)
+    names = [name for name, block in config.get("components", {}).items()
+             if isinstance(block, dict) and block.get("factory") == GAZETTEER_NAME]
+    blocks = config.get("initialize", {}).get("components", {})
+    sources = None
+    for name in names:
+        terms = blocks.get(name, {}).get("terms")
+        if isinstance(terms, dict) and isinstance(terms.get("sources"), dict):
+            sources = terms["sources"]
+    if sources is None:
+        raise BioLinkError(Errors.E768.format(path=config_path))
+    wanted = set(labels)
+    return gazetteer_terms({key: settings for key, settings in sources.items()
+                            if settings.get("label", key) in wanted})
+
 PUBTATOR_MENTIONS = "pubtator-mentions"
 HGNC_SYMBOLS = "hgnc-symbols"
 # HGNC columns whose values name a gene (comma-separated lists in the alias/previous ones)
