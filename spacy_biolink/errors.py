@@ -595,6 +595,7 @@ class Errors(metaclass=ErrorsWithCodes):
             "for a pipe of factory bio_gazetteer): pass the NER config whose gazetteer "
             "names should mark tokens missing, such as configs/ner_pubmed.cfg.")
     E769 = ("convert: {given} need {needs}. Add it, or leave them out.")
+    E770 = ("{option} was given without a value. Pass it as {option} VALUE.")
     # The first hour of a new user (E900-E919)
     E900 = ("No dictionary to initialize bio_linker with: [paths] dictionary (the path of "
             "[initialize.components.bio_linker.dictionary]) is null. Pass one: "

@@ -242,6 +242,8 @@ def test_convert_cli_marks_the_gazetteers_names_missing_where_the_corpus_never_a
             (["--config", config, "--unknown-terms-gazetteer", "Chemicals"], "E540"),
             (["--config", config, "--unknown-terms-gazetteer", "Chemical",
               "--paths.chemical", chemicals], "E460"),
+            (["--config", config, "--unknown-terms-gazetteer", "Chemical",
+              "--paths.chemicals"], "E770"),  # an override without its value
             (["--config", _write(tmp_path / "bare.cfg", '[nlp]\nlang = "en"\n'),
               "--unknown-terms-gazetteer", "Chemical"], "E768")):
         refused = invoke_cli("convert", corpus, tmp_path / "x.spacy", "--six-types", "--partial",

@@ -1,7 +1,7 @@
 """init-linker, assemble and convert: pipelines and corpora to build from files."""
 import collections
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 import typer
 
@@ -382,6 +382,9 @@ def convert_cli(
 
     check_output_path(output_path, what="the DocBin", example="train.spacy")
     overrides = parse_config_overrides(ctx.args)
+    for key, value in overrides.items():
+        if value is True:  # "--paths.mesh" with nothing after it
+            raise BioLinkError(Errors.E770.format(option=f"--{key}"))
     if overrides and unknown_terms_gazetteer is None:
         raise BioLinkError(Errors.E769.format(given=", ".join(f"--{k}" for k in overrides),
                                               needs="--unknown-terms-gazetteer"))
@@ -399,16 +402,17 @@ def convert_cli(
     if six_types:
         if type_set or pmid_set:
             raise BioLinkError(Errors.E544.format(option="--types" if type_set else "--pmids"))
-        gazetteer = None
+        gazetteer_types = None
         if unknown_terms_gazetteer is not None:
             from ..corpora.partial import parse_six_types
-            from ..ner.gazetteer import config_gazetteer_terms
 
-            wanted = parse_six_types(unknown_terms_gazetteer, "--unknown-terms-gazetteer")
-            gazetteer = config_gazetteer_terms(tokenizer_config, wanted or (), overrides)
+            gazetteer_types = parse_six_types(unknown_terms_gazetteer,
+                                              "--unknown-terms-gazetteer") or set()
         _convert_six_types(input_path, output_path, nlp, partial=partial, annotates=annotates,
                            unknown_terms_from=unknown_terms_from, sample=sample,
-                           exclude_pmids=held_out or frozenset(), gazetteer_terms=gazetteer)
+                           exclude_pmids=held_out or frozenset(),
+                           gazetteer_types=gazetteer_types, gazetteer_config=tokenizer_config,
+                           overrides=overrides)
         return
     for option, given in (("--partial", partial), ("--annotates", annotates),
                           ("--unknown-terms-from", unknown_terms_from),
@@ -437,10 +441,12 @@ def convert_cli(
 def _convert_six_types(input_path: Path, output_path: Path, nlp, *, partial: bool,
                        annotates: Optional[str], unknown_terms_from: List[Path],
                        sample: Optional[int], exclude_pmids=frozenset(),
-                       gazetteer_terms: Optional[Dict[str, List[str]]] = None) -> None:
+                       gazetteer_types: Optional[Set[str]] = None,
+                       gazetteer_config: Optional[Path] = None,
+                       overrides: Optional[Dict] = None) -> None:
     """convert --six-types: corpora/partial.py's six-type DocBin, partial or naive;
-    `gazetteer_terms` (type -> names) mark missing too, where the corpus does not
-    annotate their type."""
+    the names of `gazetteer_config`'s bio_gazetteer terms of `gazetteer_types` mark
+    missing too, where the corpus does not annotate their type (only those are read)."""
     import spacy
 
     from ..corpora.partial import (UnknownTerms, convert_six_types, mention_terms,
@@ -452,11 +458,17 @@ def _convert_six_types(input_path: Path, output_path: Path, nlp, *, partial: boo
     nlp = nlp if nlp is not None else spacy.blank("en")
     annotated = parse_six_types(annotates)
     unknown = None
-    if partial and (unknown_terms_from or gazetteer_terms):
+    if partial and (unknown_terms_from or gazetteer_types is not None):
         wanted = set(SIX_TYPES) - annotated if annotated is not None else None
         terms = mention_terms(unknown_terms_from, wanted)
-        for label, names in (gazetteer_terms or {}).items():
-            if wanted is None or label in wanted:
+        if gazetteer_types is not None:
+            from ..ner.gazetteer import config_gazetteer_terms
+
+            # The config is read (and checked) either way; a dictionary only for a type
+            # this corpus does not annotate.
+            read = gazetteer_types if wanted is None else gazetteer_types & wanted
+            for label, names in config_gazetteer_terms(gazetteer_config, read,
+                                                       overrides).items():
                 terms.setdefault(label, set()).update(names)
         unknown = UnknownTerms(nlp, terms)
     stats, marked = convert_six_types(input_path, output_path, nlp, partial=partial,

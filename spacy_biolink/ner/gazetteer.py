@@ -230,7 +230,6 @@ def gazetteer_terms(sources: Dict[str, Dict]) -> Dict[str, List[str]]:
     return terms
 
 
-
 def config_gazetteer_terms(config_path: PathLike, labels: Iterable[str],
                            overrides: Optional[Dict[str, object]] = None) -> Dict[str, List[str]]:
     """type -> names of the sources of a training config's bio_gazetteer terms
@@ -258,6 +257,7 @@ def config_gazetteer_terms(config_path: PathLike, labels: Iterable[str],
     wanted = set(labels)
     return gazetteer_terms({key: settings for key, settings in sources.items()
                             if settings.get("label", key) in wanted})
+
 
 PUBTATOR_MENTIONS = "pubtator-mentions"
 HGNC_SYMBOLS = "hgnc-symbols"
