@@ -78,3 +78,32 @@ def test_bio_propagate_carries_the_long_forms_label_to_passage_five(tiny_diction
     record = json.loads((tmp_path / "out.jsonl").read_text(encoding="utf8"))
     found = {(e["start"], e["text"], e["kb_id"]) for e in record["entities"]}
     assert (short_form_offset(), "T2D", "D003924") in found
+
+
+def test_a_short_form_defined_in_one_number_is_known_in_the_other():
+    doc = spacy.blank("en")(
+        "Gastroenteropancreatic neuroendocrine tumors (GEP-NETs) are rare; each GEP-NET "
+        "differs. A single nucleotide polymorphism (SNP) was typed with other SNPs. "
+        "Acquired immunodeficiency syndrome (AIDS). Antiepileptic drug (AED) use. "
+        "Automated external defibrillators (AEDs) were placed.")
+    resolver = AbbreviationResolver(doc.vocab)
+    assert "GEP-NET" not in resolver.long_forms(doc)  # the definitions alone
+    found = resolver.long_forms(doc, other_numbers=True)
+    assert found["GEP-NET"] == found["GEP-NETs"] == "Gastroenteropancreatic neuroendocrine tumors"
+    assert found["SNPs"] == found["SNP"] == "single nucleotide polymorphism"
+    # a short form ending in a capital S is taken to have no plural
+    assert "AIDSs" not in found and "AID" not in found
+    # two short forms the text defines keep their own long forms
+    assert found["AED"] == "Antiepileptic drug" and found["AEDs"] == \
+        "Automated external defibrillators"
+
+
+def test_the_singular_of_a_plural_short_form_is_linked_and_propagated(tiny_dictionary):
+    text = "Breast tumors (BTs) were seen in 12 women. One BT was large."
+    nlp = make_linker_nlp(tiny_dictionary, threshold=0.5)
+    nlp.add_pipe("entity_ruler", before="bio_linker").add_patterns(
+        [{"label": "Disease", "pattern": "Breast tumors"}])
+    nlp.add_pipe("bio_propagate", before="bio_linker")
+    doc = nlp(text)
+    assert [(e.text, e.kb_id_) for e in doc.ents] == [
+        ("Breast tumors", "D001943"), ("BTs", "D001943"), ("BT", "D001943")]

@@ -109,7 +109,7 @@ class Propagate:
         for text, label in labelled:
             by_text.setdefault(text, label)
         labels = {}
-        for short, long in self._resolver.long_forms(doc).items():
+        for short, long in self._resolver.long_forms(doc, other_numbers=True).items():
             label = by_text.get(long)
             if label is None:
                 label = next((label for text, label in labelled if long.endswith(text)

@@ -8,8 +8,10 @@ short forms with a hyphen, "T-cell prolymphocytic leukaemia (T-PLL)". Like Ab3P 
 BioSyn's preprocessing, a definition holds for the whole document, so a short form used
 before its definition is resolved too. A numbered short form whose long form is a
 coordination, "spinocerebellar ataxias 1 and 2 (SCA1, n = 11; SCA2 ...)", names the one
-part its number picks, and its siblings ("SCA2") the others. A doc that already went
-through scispaCy's `abbreviation_detector` pipe is read as it is, not detected again.
+part its number picks, and its siblings ("SCA2") the others. The linker and
+bio_propagate also look up each short form in the other grammatical number ("GEP-NET"
+after "(GEP-NETs)"). A doc that already went through scispaCy's `abbreviation_detector`
+pipe is read as it is, not detected again.
 """
 import bisect
 import re
@@ -43,8 +45,11 @@ class AbbreviationResolver:
         self._close = vocab.strings.add(")")
         self._warned = False
 
-    def long_forms(self, doc: Doc) -> Dict[str, str]:
-        """Short form text -> long form text, for every definition in the doc.
+    def long_forms(self, doc: Doc, *, other_numbers: bool = False) -> Dict[str, str]:
+        """Short form text -> long form text, for every definition in the doc; with
+        `other_numbers`, also each short form in the other grammatical number that the
+        doc does not define itself ("GEP-NET" after "... tumors (GEP-NETs)", see
+        other_number_short_forms), as the linker and bio_propagate look them up.
 
         A doc with more than MAX_PARENTHESES "(" is not searched (nothing is found in
         it; W950, said once per resolver): resolving each definition against all others
@@ -56,9 +61,12 @@ class AbbreviationResolver:
         upstream = _from_upstream_pipe(doc)
         cached = _FOUND.get(doc)
         if cached is not None and cached[0] == (upstream is not None):
-            return dict(cached[1])
-        found = self._long_forms(doc, upstream)
-        _FOUND[doc] = (upstream is not None, found)
+            found = cached[1]
+        else:
+            found = self._long_forms(doc, upstream)
+            _FOUND[doc] = (upstream is not None, found)
+        if other_numbers:
+            return {**other_number_short_forms(found), **found}
         return dict(found)
 
     def _long_forms(self, doc: Doc, found: Optional[Dict[str, str]]) -> Dict[str, str]:
@@ -116,6 +124,33 @@ class AbbreviationResolver:
                 seen_long.add(long.text)
                 found[short.text] = long.text
         return found
+
+
+# A short form's plural adds a lowercase "s" to a capital or a digit: "NETs", "SNPs",
+# "5-HTs"; one that ends in a capital S ("AIDS", "CNS") is taken to have none.
+_PLURAL_SHORT_FORM = re.compile(r"^(.*[A-Z0-9])s$")
+_SINGULAR_SHORT_FORM = re.compile(r"^.*[A-RT-Z0-9]$")
+
+
+def other_number_short_forms(found: Dict[str, str]) -> Dict[str, str]:
+    """The short forms of `found` in the other grammatical number, each with its long form:
+    "GEP-NET" for "gastroenteropancreatic neuroendocrine tumors (GEP-NETs)", "SNPs" for
+    "single nucleotide polymorphism (SNP)". A text defines one and uses both, and the
+    linker's normalizer strips plurals, so the long form serves either. Where the text
+    defines both numbers ("antiepileptic drug (AED)", "automated external
+    defibrillators (AEDs)"), each keeps its own definition."""
+    out: Dict[str, str] = {}
+    for short, long in found.items():
+        plural = _PLURAL_SHORT_FORM.match(short)
+        if plural:
+            other = plural.group(1)
+        elif _SINGULAR_SHORT_FORM.match(short):
+            other = short + "s"
+        else:
+            continue
+        if len(other) >= 2 and any(ch.isalpha() for ch in other) and other not in found:
+            out[other] = long
+    return out
 
 
 def doc_text(doc: Doc, tokens: Optional[numpy.ndarray] = None) -> str:

@@ -40,6 +40,6 @@ class Abbreviations:
                 continue
             doc_key = id(mention.doc)
             if doc_key not in long_forms:
-                long_forms[doc_key] = self.resolver.long_forms(mention.doc)
+                long_forms[doc_key] = self.resolver.long_forms(mention.doc, other_numbers=True)
             resolved.append(expand(text, long_forms[doc_key]))
         return resolved
