@@ -596,6 +596,9 @@ class Errors(metaclass=ErrorsWithCodes):
             "names should mark tokens missing, such as configs/ner_pubmed.cfg.")
     E769 = ("convert: {given} need {needs}. Add it, or leave them out.")
     E770 = ("{option} was given without a value. Pass it as {option} VALUE.")
+    E771 = ("The gene_context stage's saved state is not what it writes ({reason}): "
+            "the pipeline's stages/gene_context file is damaged. Build the linker again "
+            "with init-linker, or restore the file from the pipeline it came from.")
     # The first hour of a new user (E900-E919)
     E900 = ("No dictionary to initialize bio_linker with: [paths] dictionary (the path of "
             "[initialize.components.bio_linker.dictionary]) is null. Pass one: "

@@ -1,6 +1,7 @@
 """The gene linker: HGNC reader, NCBI gene ids in corpora, gene-name folding, the gene
 tie-break stage, and a linker built from configs/linker_gene.cfg."""
 import gzip
+import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from spacy_biolink.kb.readers.dictionaries import load_dictionary
 from spacy_biolink.kb.readers.hgnc import read_hgnc
 from spacy_biolink.kb.readers.sniff import sniff
 from spacy_biolink.linker.pipeline import init_linker
-from spacy_biolink.linker.stages.gene_context import document_species
+from spacy_biolink.linker.stages.gene_context import document_context, document_species, gene_animals
 from spacy_biolink.text.normalize import MentionNormalizer
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -284,3 +285,82 @@ def test_resolved_abbreviation_is_also_searched_as_written(tmp_path, short_forms
     result = evaluate_gold_mentions(nlp, write(tmp_path / "test.PubTator", SHORT_FORM_TEST),
                                     types={"Gene"})
     assert result["n_evaluated"] == 2 and result["acc@1"] == expected
+
+
+# The animal of a gene that is not human -------------------------------------
+
+# Bcl2 of the mouse (12043) and of the rat (24224) share every name; a corpus annotates
+# each in documents about its own animal (one of them also names mice in passing), and
+# a human document annotates the human id, which stays a human gene.
+ANIMAL_HGNC = HEADER + (
+    "HGNC:990\tBCL2\tBCL2 apoptosis regulator\tApproved\tBcl-2\t596\t\t\t"
+    "gene with protein product\n")
+ANIMAL_CORPUS = """40|t|Bcl2 in mice.
+40|a|Bcl2 knockout mice.
+40\t0\t4\tBcl2\tGene\t12043
+
+41|t|Bcl2 in rats and mice.
+41|a|Bcl2 in rat liver; rats, not mice.
+41\t0\t4\tBcl2\tGene\t24224
+
+42|t|Bcl2 in mouse and rat cells.
+42|a|
+42\t0\t4\tBcl2\tGene\t596
+
+"""
+ANIMAL_TEST = """50|t|Bcl2 was raised in rats.
+50|a|Treated rats and control rats.
+50\t0\t4\tBcl2\tGene\t24224
+
+51|t|Bcl2 was raised in mice.
+51|a|Knockout mice.
+51\t0\t4\tBcl2\tGene\t12043
+
+"""
+
+
+def test_gene_animals_are_learned_from_the_documents_that_annotate_them(tmp_path):
+    corpus = write(tmp_path / "train.PubTator", ANIMAL_CORPUS)
+    assert document_context("Bcl2 in rat liver; rats, not mice.") == ("other", "rat")
+    assert document_context("Mice and rats.") == ("other", None)  # a tie names none
+    assert document_context("IL-6 in patients.") == ("human", None)
+    # 596 is annotated in a document naming mice and rats once each: no animal
+    assert gene_animals([corpus]) == {"12043": "mouse", "24224": "rat"}
+    assert gene_animals([corpus], labels=["Species"]) == {}
+    assert gene_animals([corpus], exclude_pmids={"41"}) == {"12043": "mouse"}
+
+
+@pytest.fixture
+def animal_linker(tmp_path):
+    out = tmp_path / "linker"
+    with pytest.warns(UserWarning, match="W001"):  # the three Bcl2 genes share a name
+        init_linker(out, write(tmp_path / "hgnc.tsv", ANIMAL_HGNC),
+                    config_path=CONFIGS / "linker_gene.cfg",
+                    augment=[write(tmp_path / "train.PubTator", ANIMAL_CORPUS)],
+                    augment_new_concepts=["Gene"])
+    return out, write(tmp_path / "test.PubTator", ANIMAL_TEST)
+
+
+def test_a_tie_between_animals_goes_to_the_documents_animal(animal_linker):
+    out, test = animal_linker
+    # learned at init-linker, saved with the pipeline and read back by spacy.load
+    state = json.loads((out / "bio_linker" / "stages" / "gene_context").read_text("utf8"))
+    assert state == {"gene_animals": {"12043": "mouse", "24224": "rat"}}
+    errors = []
+    result = evaluate_gold_mentions(spacy.load(out), test, types={"Gene"}, errors=errors)
+    assert result["acc@1"] == 1.0, errors
+    # without the rule the tie goes the same way in both documents
+    errors = []
+    off = spacy.load(out, config={"components.bio_linker.stages.gene_context.animals": False})
+    result = evaluate_gold_mentions(off, test, types={"Gene"}, errors=errors)
+    assert result["acc@1"] == 0.5 and len(errors) == 1
+
+
+def test_a_damaged_gene_animals_file_says_so(animal_linker):
+    out, _ = animal_linker
+    (out / "bio_linker" / "stages" / "gene_context").write_text('{"gene_animals": {"1": "cat"}}')
+    with pytest.raises(BioLinkError, match="E771"):
+        spacy.load(out)
+    (out / "bio_linker" / "stages" / "gene_context").write_text("not json")
+    with pytest.raises(BioLinkError, match="E771"):
+        spacy.load(out)

@@ -271,6 +271,11 @@ class BioLinker(Pipe):
                                                    replaced_ids=augment_replaced_ids,
                                                    exclude_pmids=held_out)
             logger.info("bio_linker: %s", stats.summary())
+            for stage in self.linker.stages.values():
+                # a stage of one's own need not derive from Stage
+                learn = getattr(stage, "learn_from_corpora", None)
+                if learn is not None:
+                    learn(self.linker, augment, exclude_pmids=held_out)
         # Positions, not shared_names(): its (name, ids) per shared name would live through
         # index_names, scattered over the arenas the dictionary's build left (BENCHMARKS).
         shared = dictionary.shared_name_positions()

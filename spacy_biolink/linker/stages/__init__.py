@@ -57,6 +57,11 @@ class Stage:
     def clear_cache(self) -> None:
         """Forget what the stage remembers across batches (none by default)."""
 
+    def learn_from_corpora(self, linker, corpora, *, exclude_pmids=frozenset()) -> None:
+        """Read what the stage needs from the corpora that augment the linker's dictionary
+        (`initialize(augment=...)`), the documents of `exclude_pmids` left out; nothing
+        by default."""
+
 
 def check_stages(stages: Optional[Dict]) -> Dict[str, Stage]:
     """The stages setting as an ordered dict of name -> stage; E165 for anything else."""

@@ -8,6 +8,10 @@ This stage orders the tied candidates (scores within `margin` of the best) by
 1. the document's species: in a document whose words are about mice, rats or other
    animals more than about people (SPECIES_WORDS), a gene that is not human (no HGNC id:
    one the corpora added) comes before a human one, and the other way round elsewhere;
+   among genes that are not human, one of the animal the document names most
+   (ANIMAL_WORDS: "Bcl-2" is mouse 12043 and rat 24224 alike) comes first, each added
+   gene's animal learned from the documents of the augmenting corpora that annotate it
+   (learn_from_corpora; saved with the pipeline);
 2. where the matching name comes from: a dictionary name (HGNC's symbol, alias or
    previous symbol) before a name that only corpus annotations gave;
 3. how often the corpora annotated that name as that concept;
@@ -18,14 +22,20 @@ A mention whose abbreviation the linker resolved ("GM-CSF" read as "granulocyte-
 macrophage colony-stimulating factor") is searched as written too (short_forms), and
 its candidates are the better score of the two for each concept: a gene's symbol is
 often in HGNC where the long form the paper spells out is not. The species rule is data (the word
-lists below); the id space allows no more than human / not human, since HGNC gives mouse
-and rat genes MGI and RGD ids, not the NCBI Gene ids the corpora annotate.
+lists below); HGNC tells human from not human only (it gives mouse and rat genes MGI and
+RGD ids, not the NCBI Gene ids the corpora annotate), so an added gene's animal comes
+from the corpora that annotate it.
 """
+import json
 import re
+from collections import Counter, defaultdict
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
+from ...corpora.bioc import read_corpus
+from ...corpora.types import gold_id_parts, six_type_label
+from ...errors import BioLinkError, Errors
 from ...kb.dictionary import SOURCE_ONTOLOGY
 from . import Stage
 
@@ -40,20 +50,80 @@ SPECIES_WORDS = {
               "dog", "dogs", "canine", "sheep", "cattle", "monkey", "monkeys", "macaque",
               "rodent", "rodents", "knockout", "transgenic"),
 }
+# The animals among SPECIES_WORDS["other"], each by its own words ("rodent", "knockout"
+# name none of them).
+ANIMAL_WORDS = {
+    "mouse": ("mouse", "mice", "murine"), "rat": ("rat", "rats"),
+    "hamster": ("hamster", "hamsters"), "rabbit": ("rabbit", "rabbits"),
+    "zebrafish": ("zebrafish",), "fly": ("drosophila",), "yeast": ("yeast", "cerevisiae"),
+    "worm": ("elegans",), "plant": ("arabidopsis",), "cattle": ("bovine", "cattle"),
+    "pig": ("porcine", "pig", "pigs"), "chicken": ("chicken",), "frog": ("xenopus",),
+    "dog": ("dog", "dogs", "canine"), "sheep": ("sheep",),
+    "monkey": ("monkey", "monkeys", "macaque"),
+}
 _WORD = re.compile(r"[A-Za-z]+")
 _KIND_OF_WORD = {word: kind for kind, words in SPECIES_WORDS.items() for word in words}
+_ANIMAL_OF_WORD = {word: animal for animal, words in ANIMAL_WORDS.items() for word in words}
 HUMAN_ID_PREFIX = "HGNC:"
 
 
 def document_species(text: str) -> str:
     """"other" when `text` names mice, rats or other animals more often than people
     (SPECIES_WORDS), else "human"."""
+    return document_context(text)[0]
+
+
+def document_context(text: str) -> Tuple[str, Optional[str]]:
+    """document_species(text), and the animal (ANIMAL_WORDS) its words name most: None
+    when the document is about people, names no animal, or names two equally often."""
     counts = {"human": 0, "other": 0}
+    animals: Counter = Counter()
     for word in _WORD.findall(text):
-        kind = _KIND_OF_WORD.get(word.lower())
+        lowered = word.lower()
+        kind = _KIND_OF_WORD.get(lowered)
         if kind is not None:
             counts[kind] += 1
-    return "other" if counts["other"] > counts["human"] else "human"
+            animal = _ANIMAL_OF_WORD.get(lowered)
+            if animal is not None:
+                animals[animal] += 1
+    if counts["other"] <= counts["human"]:
+        return "human", None
+    ranked = animals.most_common(2)
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        return "other", None
+    return "other", ranked[0][0]
+
+
+def gene_animals(corpora, labels=(), exclude_pmids=frozenset()) -> Dict[str, str]:
+    """Gene id -> the animal (ANIMAL_WORDS) of the documents of the PubTator / BioC
+    `corpora` that annotate it, where more than half of those about an animal
+    (document_context) are about that one; ids annotated only in documents about people
+    are left out. labels: the mention types read (as the corpus writes them or as their
+    six-type label), every type when empty; `exclude_pmids`: documents left out."""
+    wanted = set(labels)
+    votes: Dict[str, Counter] = defaultdict(Counter)
+    for path in corpora:
+        for document in read_corpus(path):
+            if document.pmid in exclude_pmids:
+                continue
+            _, animal = document_context(document.text)
+            if animal is None:
+                continue
+            ids = set()
+            for mention in document.mentions:
+                if wanted and mention.type not in wanted \
+                        and six_type_label(mention.type) not in wanted:
+                    continue
+                ids.update(i for part in gold_id_parts(mention.raw_ids, mention.type)
+                           for i in part)
+            for gene_id in ids:  # a document votes once for each gene it annotates
+                votes[gene_id][animal] += 1
+    out = {}
+    for gene_id, counts in votes.items():
+        animal, n = counts.most_common(1)[0]
+        if 2 * n > sum(counts.values()):
+            out[gene_id] = animal
+    return out
 
 
 class GeneContext(Stage):
@@ -65,11 +135,15 @@ class GeneContext(Stage):
     needs_training = False
 
     def __init__(self, margin: float = 1e-6, species: bool = True, name_sources: bool = True,
-                 short_forms: bool = True):
+                 short_forms: bool = True, animals: bool = True):
         self.margin = margin
         self.short_forms = short_forms
         self.species = species
         self.name_sources = name_sources
+        self.animals = animals
+        # gene id -> its animal, learned from the augmenting corpora (gene_animals)
+        self.gene_animals: Dict[str, str] = {}
+        self._animal_of: Dict[int, Optional[str]] = {}
         # Built from the linker's dictionary on first use: which concepts are human, and
         # each concept's (name, concept) pairs, as positions into the dictionary's arrays;
         # a concept's names are folded when a tie first needs them.
@@ -93,6 +167,7 @@ class GeneContext(Stage):
                      out=concept_indptr[1:])
         self._pairs = (concept_indptr, by_concept, owners)
         self._names = {}
+        self._animal_of = {}
         self._fold = linker.normalizer.name
         self._dictionary = dictionary
 
@@ -110,19 +185,35 @@ class GeneContext(Stage):
                  int(dictionary.name_concept_counts[j])) for j in pairs]
         return names
 
+    def _animal(self, concept: int) -> Optional[str]:
+        """The animal learned for one of the ids of a gene that is not human, or None (a
+        human gene's id annotated in documents about mice is still a human gene)."""
+        if concept not in self._animal_of:
+            ids = self._dictionary.concept_ids[concept].split("|")
+            self._animal_of[concept] = None if self._human[concept] else next(
+                (self.gene_animals[i] for i in ids if i in self.gene_animals), None)
+        return self._animal_of[concept]
+
+    def learn_from_corpora(self, linker, corpora, *, exclude_pmids=frozenset()) -> None:
+        """Learn each gene's animal from the augmenting corpora (gene_animals), reading
+        the mention types of the linker's `labels`."""
+        self.gene_animals = gene_animals(corpora, linker.cfg.get("labels") or (),
+                                         exclude_pmids)
+        self._animal_of = {}
+
     def apply_to_mentions(self, linker, mentions: Sequence, links: Sequence) -> List:
         """Each part's tied best candidates re-ordered (module docstring)."""
         self._adopt(linker)
-        species_of: Dict[int, str] = {}
+        context_of: Dict[int, Tuple[str, Optional[str]]] = {}
         out = []
         for mention, parts in zip(mentions, links):
             doc = mention.doc
             if doc is None:
-                species = "human"
+                species = ("human", None)
             else:
-                species = species_of.get(id(doc))
+                species = context_of.get(id(doc))
                 if species is None:
-                    species = species_of[id(doc)] = document_species(doc.text)
+                    species = context_of[id(doc)] = document_context(doc.text)
             if self.short_forms and len(parts) == 1:
                 parts = [self._with_short_form(linker, mention, *parts[0])]
             out.append([(text, self._order(linker.query_key(text), candidates, species))
@@ -148,7 +239,7 @@ class GeneContext(Stage):
             text = written
         return text, merged
 
-    def _order(self, key: str, candidates, species: str):
+    def _order(self, key: str, candidates, species: Tuple[str, Optional[str]]):
         if len(candidates) < 2:
             return candidates
         best = candidates[0][1]
@@ -162,26 +253,46 @@ class GeneContext(Stage):
             matches = [(from_file, count) for folded, from_file, count
                        in self._names_of(concept) if folded == key]
             names[concept] = (any(f for f, _ in matches), sum(n for _, n in matches))
-        want_human = species == "human"
+        want_human = species[0] == "human"
+        animal = species[1] if self.species and self.animals else None
 
         def rank(item):
             position, (concept, _) = item
             from_file, count = names.get(concept, (False, 0))
             return (-(self.species and bool(self._human[concept]) == want_human),
+                    -(animal is not None and self._animal(concept) == animal),
                     -(self.name_sources and from_file), -count, position)
 
         tied = [candidate for _, candidate in sorted(enumerate(candidates[:n_tied]), key=rank)]
         return tied + list(candidates[n_tied:])
 
     def state_to_bytes(self) -> bytes:
-        """Nothing: the stage's tables are read from the linker's dictionary."""
-        return b""
+        """The genes' learned animals as JSON (nothing when none was learned: the other
+        tables are read from the linker's dictionary)."""
+        if not self.gene_animals:
+            return b""
+        return json.dumps({"gene_animals": self.gene_animals}, sort_keys=True).encode("utf8")
 
     def state_from_bytes(self, data: bytes) -> None:
-        """Nothing to read (state_to_bytes writes nothing)."""
+        """Read what state_to_bytes wrote (nothing: no animals learned). A file that is
+        not that raises BioLinkError E771."""
+        self._animal_of = {}
+        if not data:
+            self.gene_animals = {}
+            return
+        try:
+            animals = json.loads(data.decode("utf8"))["gene_animals"]
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
+            raise BioLinkError(Errors.E771.format(reason=f"{type(err).__name__}: {err}")) \
+                from None
+        if not isinstance(animals, dict) or not all(
+                isinstance(k, str) and v in ANIMAL_WORDS for k, v in animals.items()):
+            raise BioLinkError(Errors.E771.format(
+                reason="gene_animals must map gene ids to animals of ANIMAL_WORDS"))
+        self.gene_animals = animals
 
     def load_trained(self, path) -> None:
-        """Nothing to read: the stage is not trained."""
+        """Nothing to read: the stage learns from the augmenting corpora, not a training."""
 
     def clear_cache(self) -> None:
         """Nothing: the tables are the dictionary's, rebuilt when the dictionary changes,

@@ -129,16 +129,18 @@ def build_learned_reranker_v3(k: int = 20, temperature: float = 1.0,
 
 @registry.misc("spacy-biolink.GeneContext.v1")
 def build_gene_context(margin: float = 1e-6, species: bool = True, name_sources: bool = True,
-                       short_forms: bool = True):
+                       short_forms: bool = True, animals: bool = True):
     """Registered `spacy-biolink.GeneContext.v1`: a gene linker's tied candidates (scores
     within `margin` of the best) ordered by the document's species (human or not, from
-    its words), then dictionary names before corpus-only ones, then corpus counts; with
-    short_forms, a mention whose abbreviation was resolved is also searched as written
-    (linker/stages/gene_context.py). Nothing to train."""
+    its words; with `animals`, among genes that are not human, the animal the document
+    names most, each gene's animal learned from the augmenting corpora), then dictionary
+    names before corpus-only ones, then corpus counts; with short_forms, a mention whose
+    abbreviation was resolved is also searched as written (linker/stages/gene_context.py).
+    Nothing to train."""
     from .gene_context import GeneContext
 
     return GeneContext(margin=margin, species=species, name_sources=name_sources,
-                       short_forms=short_forms)
+                       short_forms=short_forms, animals=animals)
 
 
 @registry.misc("spacy-biolink.VariantNormalizer.v1")
