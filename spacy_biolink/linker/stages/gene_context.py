@@ -209,14 +209,14 @@ class GeneContext(Stage):
         for mention, parts in zip(mentions, links):
             doc = mention.doc
             if doc is None:
-                species = ("human", None)
+                context = ("human", None)
             else:
-                species = context_of.get(id(doc))
-                if species is None:
-                    species = context_of[id(doc)] = document_context(doc.text)
+                context = context_of.get(id(doc))
+                if context is None:
+                    context = context_of[id(doc)] = document_context(doc.text)
             if self.short_forms and len(parts) == 1:
                 parts = [self._with_short_form(linker, mention, *parts[0])]
-            out.append([(text, self._order(linker.query_key(text), candidates, species))
+            out.append([(text, self._order(linker.query_key(text), candidates, context))
                         for text, candidates in parts])
         return out
 
@@ -239,7 +239,9 @@ class GeneContext(Stage):
             text = written
         return text, merged
 
-    def _order(self, key: str, candidates, species: Tuple[str, Optional[str]]):
+    def _order(self, key: str, candidates, context: Tuple[str, Optional[str]]):
+        """The tied best of `candidates` re-ordered; context: the document's
+        (species, animal), as document_context gives them."""
         if len(candidates) < 2:
             return candidates
         best = candidates[0][1]
@@ -253,8 +255,8 @@ class GeneContext(Stage):
             matches = [(from_file, count) for folded, from_file, count
                        in self._names_of(concept) if folded == key]
             names[concept] = (any(f for f, _ in matches), sum(n for _, n in matches))
-        want_human = species[0] == "human"
-        animal = species[1] if self.species and self.animals else None
+        want_human = context[0] == "human"
+        animal = context[1] if self.species and self.animals else None
 
         def rank(item):
             position, (concept, _) = item
