@@ -55,6 +55,12 @@ def six_type_label(corpus_type: str) -> Optional[str]:
     return CORPUS_TYPE_LABELS.get(corpus_type)
 
 
+def is_of_types(corpus_type: str, types) -> bool:
+    """Whether a corpus's mention type is among `types`, named as the corpus writes it
+    (GeneOrGeneProduct) or as its six-type label (Gene)."""
+    return corpus_type in types or six_type_label(corpus_type) in types
+
+
 def corpus_types_for(labels) -> FrozenSet[str]:
     """Every corpus type name that maps to one of `labels` (for filtering mentions)."""
     wanted = set(labels)

@@ -16,7 +16,7 @@ from spacy.tokens import Doc
 from ..corpora.bioc import read_corpus
 from ..errors import Warnings
 from ..kb.dictionary import ConceptDictionary
-from ..corpora.types import gold_id_parts, six_type_label
+from ..corpora.types import gold_id_parts, is_of_types, six_type_label
 from ..text.composites import split_composite
 from ..io.util import PathLike
 
@@ -98,7 +98,7 @@ def augment_dictionary(dictionary: ConceptDictionary, corpora: Sequence[PathLike
         warnings.warn(Warnings.W021.format(missing=sorted(new_types - seen),
                                            seen=sorted(seen) or "none"))
     unknown_ids = {concept_id for _, concept_id, mention_type in triples
-                   if (mention_type in new_types or six_type_label(mention_type) in new_types)
+                   if is_of_types(mention_type, new_types)
                    and dictionary.concept_index(concept_id) is None}
     renamed = (replacements(dictionary, [(name, concept_id) for name, concept_id in pairs
                                          if concept_id in unknown_ids])
@@ -170,7 +170,7 @@ def gold_name_triples(dictionary: ConceptDictionary, corpora: Sequence[PathLike]
             mentions = [Mention(doc, m.start, m.end, m.text) for m in document.mentions]
             for gold, text in zip(document.mentions, linker.resolved_texts(mentions)):
                 stats.mentions += 1
-                if labels and gold.type not in labels and six_type_label(gold.type) not in labels:
+                if labels and not is_of_types(gold.type, labels):
                     stats.other_labels += 1
                     continue
                 id_parts = gold_id_parts(gold.raw_ids, gold.type)

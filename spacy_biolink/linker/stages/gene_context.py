@@ -34,7 +34,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from ...corpora.bioc import read_corpus
-from ...corpora.types import gold_id_parts, six_type_label
+from ...corpora.types import gold_id_parts, is_of_types
 from ...errors import BioLinkError, Errors
 from ...kb.dictionary import SOURCE_ONTOLOGY
 from . import Stage
@@ -111,8 +111,7 @@ def gene_animals(corpora, labels=(), exclude_pmids=frozenset()) -> Dict[str, str
                 continue
             ids = set()
             for mention in document.mentions:
-                if wanted and mention.type not in wanted \
-                        and six_type_label(mention.type) not in wanted:
+                if wanted and not is_of_types(mention.type, wanted):
                     continue
                 ids.update(i for part in gold_id_parts(mention.raw_ids, mention.type)
                            for i in part)
