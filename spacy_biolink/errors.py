@@ -599,6 +599,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E771 = ("The gene_context stage's saved state is not what it writes ({reason}): "
             "the pipeline's stages/gene_context file is damaged. Build the linker again "
             "with init-linker, or restore the file from the pipeline it came from.")
+    E772 = ("bio_gazetteer terms: source {source!r} has chemistry_forms = {value!r}; it takes "
+            "true or false (true adds the forms a text writes for its chemical names, "
+            "\"Zn2+\" for \"Zinc\").")
     # The first hour of a new user (E900-E919)
     E900 = ("No dictionary to initialize bio_linker with: [paths] dictionary (the path of "
             "[initialize.components.bio_linker.dictionary]) is null. Pass one: "

@@ -7,7 +7,7 @@ from spacy.util import registry
 from spacy_biolink.errors import BioLinkError
 from spacy_biolink.kb.dictionary import Concept, ConceptDictionary
 from spacy_biolink.text.chemistry import (CHEMISTRY_GROUPS, DEFAULT_GROUPS, ChemistryRules,
-                                          read_chemistry_table)
+                                          read_chemistry_table, written_forms)
 from spacy_biolink.text.normalize import MentionNormalizer
 
 from .conftest import doc_with_ents, make_linker_nlp
@@ -137,3 +137,32 @@ def test_without_the_rules_the_same_linker_misses_them():
     nlp = make_linker_nlp(_chemicals(), threshold=0.5)
     doc = nlp(doc_with_ents(nlp, "We added Zn2+ here.", ["Zn2+"], label="Chemical"))
     assert doc.ents[0].kb_id_ != "D015032"
+
+
+def test_written_forms_are_what_the_rules_fold_onto_the_names_and_fold_back():
+    names = ["Quetiapine Fumarate", "Zinc", "Hydrogen Peroxide", "Calcium Chloride",
+             "Chloride", "Imatinib Mesylate", "Imatinib"]
+    forms = written_forms(names)
+    assert "Quetiapine" in forms and "Zn2+" in forms and "Zn(2+)" in forms
+    assert "H2O2" in forms and "H(2)O(2)" in forms and "CaCl(2)" in forms and "Cl-" in forms
+    # a name the list already holds, in any case, is not a new form
+    assert "Imatinib" not in forms and len({f.lower() for f in forms}) == len(forms)
+    # every form is one the linker's folding brings back to a name of the list
+    rules = ChemistryRules()
+    folded_names = {rules(n).lower() for n in names}
+    assert all(rules(f).lower() in folded_names for f in forms), forms
+
+
+@pytest.mark.parametrize("name", ["PDB hydrochloride", "benzyl hydrate", "ferrous fumarate",
+                                  "Hydratase, Fumarate", "L 685,818 hydrochloride",
+                                  "Lead acetate hydrate"])
+def test_written_forms_leave_out_what_is_no_chemical_in_running_text(name):
+    # an acronym that names a disease or gene as often, a radical, an adjective, MeSH's
+    # inverted "Fumarate Hydratase", a number, two words
+    assert written_forms([name]) == []
+
+
+def test_written_forms_take_only_the_groups_asked_for():
+    assert written_forms(["Zinc", "Quetiapine Fumarate"], ["salts"]) == ["Quetiapine"]
+    with pytest.raises(BioLinkError, match="E580"):
+        written_forms(["Zinc"], ["isotopes"])

@@ -101,6 +101,24 @@ def test_terms_from_dictionaries(tmp_path):
     assert "Diabetes Mellitus" not in terms["Chemical"]
 
 
+def test_chemistry_forms_tag_what_running_text_writes_for_a_chemical_name(tmp_path):
+    # MeSH names "Quetiapine Fumarate", never "quetiapine" or "Zn(2+)"; the chemical
+    # linker folds them, the gazetteer has to hold them as written
+    mesh = tmp_path / "mesh.tsv"
+    mesh.write_text("D000069348\tQuetiapine Fumarate\t\tD02.886\t\n"
+                    "D015032\tZinc\t\tD01.268\t\n", encoding="utf8")
+    source = {"path": str(mesh), "format": "mesh-tsv", "mesh_branches": ["D"]}
+    text = "Quetiapine and Zn(2+) with quetiapine fumarate"
+    plain = gazetteer_nlp(gazetteer_terms({"Chemical": source}))(text)
+    assert tags(plain) == [("quetiapine", "B-Chemical"), ("fumarate", "I-Chemical")]
+    terms = gazetteer_terms({"Chemical": {**source, "chemistry_forms": True}})
+    assert "Quetiapine" in terms["Chemical"] and "Zn(2+)" in terms["Chemical"]
+    doc = gazetteer_nlp(terms)(text)
+    assert [t.text for t in doc if t.tag_.startswith("B-")] == ["Quetiapine", "Zn", "quetiapine"]
+    with pytest.raises(BioLinkError, match="E772"):
+        gazetteer_terms({"Chemical": {**source, "chemistry_forms": "yes"}})
+
+
 @pytest.mark.filterwarnings("ignore:.*W954")
 def test_several_dictionaries_tag_one_type_through_label(tmp_path):
     # MEDIC 2012 and MeSH 2024's diseases both tag Disease: a source named otherwise

@@ -196,13 +196,20 @@ def gazetteer_terms(sources: Dict[str, Dict]) -> Dict[str, List[str]]:
     approved names, `hgnc_symbols`) and "pubtator-mentions" (`paths`: PubTator files, a
     list or a name -> path section, whose mention texts of the source's six-type label
     are the names, e.g. training splits; `exclude_pmids`, a PMID file or corpus whose
-    documents are left out)."""
+    documents are left out). A source with `chemistry_forms = true` also takes the forms
+    running text writes for its names that a chemical linker folds (text/chemistry.py's
+    written_forms: "Quetiapine" for "Quetiapine Fumarate", "Zn2+", "CaCl(2)")."""
     from ..kb.readers.dictionaries import load_dictionary
+    from ..text.chemistry import written_forms
 
     terms: Dict[str, List[str]] = {}
     for key, settings in sources.items():
         settings = dict(settings)
         label = settings.pop("label", key)  # checked where the names are added (E765)
+        chemistry_forms = settings.pop("chemistry_forms", False)
+        if not isinstance(chemistry_forms, bool):
+            raise BioLinkError(Errors.E772.format(source=key, value=chemistry_forms))
+        before = len(terms.get(label, []))
         fmt = settings.pop("format", None)
         if fmt == PUBTATOR_MENTIONS:
             from ..corpora.partial import mention_terms
@@ -220,13 +227,15 @@ def gazetteer_terms(sources: Dict[str, Dict]) -> Dict[str, List[str]]:
                 held_out = read_pmid_file(held_out, "gazetteer exclude_pmids")
             names = mention_terms(paths, {label}, held_out or frozenset()).get(label, set())
             terms.setdefault(label, []).extend(sorted(names))
-            continue
-        path = settings.pop("path")
-        if fmt == HGNC_SYMBOLS:
-            terms.setdefault(label, []).extend(hgnc_symbols(path))
-            continue
-        dictionary = load_dictionary(path, fmt, **settings)
-        terms.setdefault(label, []).extend(dictionary.names)
+        else:
+            path = settings.pop("path")
+            if fmt == HGNC_SYMBOLS:
+                terms.setdefault(label, []).extend(hgnc_symbols(path))
+            else:
+                dictionary = load_dictionary(path, fmt, **settings)
+                terms.setdefault(label, []).extend(dictionary.names)
+        if chemistry_forms:
+            terms[label].extend(written_forms(terms[label][before:]))
     return terms
 
 
