@@ -21,8 +21,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E001 = ("{path}:{line}: malformed {fmt} dictionary line: {reason}. The line was: "
             "{text!r}. Fix or remove that line, or pass the right --format "
             "(medic, biosyn, ctd, tsv, jsonl, umls, obo, mesh-tsv, mesh-ascii).")
-    E002 = ("Dictionary file not found: {path}. Pass an existing file with --dictionary "
-            "or the `path` of the dictionary loader.")
+    E002 = ("Dictionary file not found: {path}. Pass an existing file where that path came "
+            "from: --dictionary, a --paths.* override of the config (--paths.medic, "
+            "--paths.mesh), or the `path` of the dictionary loader.")
     E003 = ("Cannot infer the dictionary format of {path} from its name or first line "
             "({first!r}). Pass --format medic|biosyn|ctd|tsv|jsonl|umls|obo|mesh-tsv|"
             "mesh-ascii.")
