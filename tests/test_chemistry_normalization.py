@@ -162,7 +162,8 @@ def test_written_forms_leave_out_what_is_no_chemical_in_running_text(name):
     assert written_forms([name]) == []
 
 
-def test_written_forms_take_only_the_groups_asked_for():
-    assert written_forms(["Zinc", "Quetiapine Fumarate"], ["salts"]) == ["Quetiapine"]
-    with pytest.raises(BioLinkError, match="E580"):
-        written_forms(["Zinc"], ["isotopes"])
+def test_written_forms_come_from_the_table_given(tmp_path):
+    table = tmp_path / "chemistry.txt"
+    table.write_text("salt\tfumarate\t\nelement\tZn\tzinc\n", encoding="utf8")
+    forms = written_forms(["Zinc", "Quetiapine Fumarate", "Hydrogen Peroxide"], path=table)
+    assert forms == ["Quetiapine", "Zn+", "Zn(+)", "Zn2+", "Zn(2+)", "Zn3+", "Zn(3+)"]

@@ -58,11 +58,6 @@ _OUS_ACID = re.compile(r"\b(?P<stem>[A-Za-z]{3,})ous acid\b", re.IGNORECASE)
 _LOCANT = re.compile(r"^(?:\d+'?|[NOSC]\d*'?)(?:,(?:\d+'?|[NOSC]\d*'?))*-(?=[A-Za-z(]{3})")
 # A leftover shorter than this is no name to fold to: "L-" alone stays as it is.
 _MIN_REST = 3
-# The groups whose written forms a dictionary tagger can take as names of their own
-# (written_forms). Element symbols alone and amino-acid codes are English words as often
-# ("In", "As", "His", "Met"), and what a stereo prefix leaves is often no chemical
-# ("L-Type VDCC", "DL antibody"), so they stay out.
-WRITTEN_FORM_GROUPS = ("salts", "ions", "formulas")
 # Charges as running text writes them after a symbol, each of which `ions` folds.
 _CATION_CHARGES = ("+", "(+)", "2+", "(2+)", "3+", "(3+)")
 _ANION_CHARGES = ("-", "(-)", "2-", "(2-)")
@@ -204,15 +199,16 @@ def read_chemistry_table(path=None) -> Dict[str, Dict[str, str]]:
     return {group: dict(rows) for group, rows in _read_table(None if path is None else str(path))}
 
 
-def written_forms(names: Iterable[str], groups: Sequence[str] = WRITTEN_FORM_GROUPS, *,
-                  path=None) -> List[str]:
-    """The forms a text writes that `groups` of the rules fold onto one of `names`, and
-    that are not among `names` (case aside): "Quetiapine" for "Quetiapine Fumarate"
-    (salts; one word, see _taggable), "Zn2+", "Zn(2+)" for "Zinc" (ions),
-    "H2O2", "H(2)O(2)" for "Hydrogen Peroxide" (formulas). A linker folds both sides and
-    needs none of them; a dictionary tagger matches what is written (the NER's
-    gazetteer, `chemistry_forms`). First form of each spelling, in the order found."""
-    groups = check_groups(groups)
+def written_forms(names: Iterable[str], *, path=None) -> List[str]:
+    """The forms a text writes that the salt, ion and formula rules (of the table at
+    `path`, the package's by default) fold onto one of `names`, and that are not among
+    `names` (case aside): "Quetiapine" for "Quetiapine Fumarate" (one word, see
+    _taggable), "Zn2+", "Zn(2+)" for "Zinc", "H2O2", "H(2)O(2)" for "Hydrogen Peroxide".
+    A linker folds both sides and needs none of them; a dictionary tagger matches what
+    is written (the NER's gazetteer, `chemistry_forms`). The other groups give none:
+    element symbols alone and amino-acid codes are English words as often ("In", "His"),
+    and what a stereo prefix leaves is often no chemical ("L-Type VDCC", "DL antibody").
+    First form of each spelling, in the order found."""
     given = list(names)
     known = {name.lower() for name in given}
     found: Dict[str, str] = {}
@@ -221,8 +217,8 @@ def written_forms(names: Iterable[str], groups: Sequence[str] = WRITTEN_FORM_GRO
         if form.lower() not in known:
             found.setdefault(form.lower(), form)
 
-    if "salts" in groups:
-        rules = ChemistryRules(["salts"], path=path)
+    rules = ChemistryRules(["salts"], path=path)
+    if rules.salts is not None:
         for name in given:
             # "Hydratase, Fumarate" is MeSH's inverted "Fumarate Hydratase", no salt
             if "," not in name:
@@ -230,18 +226,16 @@ def written_forms(names: Iterable[str], groups: Sequence[str] = WRITTEN_FORM_GRO
                 if folded != " ".join(name.split()) and _taggable(folded):
                     add(folded)
     tables = read_chemistry_table(path)
-    if "ions" in groups:
-        for table, charges in (("element", _CATION_CHARGES), ("cation", _CATION_CHARGES),
-                               ("anion", _ANION_CHARGES)):
-            for symbol, name in tables.get(table, {}).items():
-                if name.lower() in known:
-                    for charge in charges:
-                        add(symbol + charge)
-    if "formulas" in groups:
-        for form, name in tables.get("formula", {}).items():
+    for table, charges in (("element", _CATION_CHARGES), ("cation", _CATION_CHARGES),
+                           ("anion", _ANION_CHARGES)):
+        for symbol, name in tables.get(table, {}).items():
             if name.lower() in known:
-                add(form)
-                add(_SUBSCRIPT.sub(r"(\1)", form))  # CaCl(2), as PubMed often writes it
+                for charge in charges:
+                    add(symbol + charge)
+    for form, name in tables.get("formula", {}).items():
+        if name.lower() in known:
+            add(form)
+            add(_SUBSCRIPT.sub(r"(\1)", form))  # CaCl(2), as PubMed often writes it
     return list(found.values())
 
 
