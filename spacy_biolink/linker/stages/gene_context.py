@@ -39,19 +39,7 @@ from ...errors import BioLinkError, Errors
 from ...kb.dictionary import SOURCE_ONTOLOGY
 from . import Stage
 
-# Words that say which species a document is about, counted in its text.
-SPECIES_WORDS = {
-    "human": ("human", "humans", "patient", "patients", "man", "men", "woman", "women",
-              "child", "children", "people", "individuals", "subjects", "families",
-              "proband", "probands"),
-    "other": ("mouse", "mice", "murine", "rat", "rats", "hamster", "hamsters", "rabbit",
-              "rabbits", "zebrafish", "drosophila", "yeast", "cerevisiae", "elegans",
-              "arabidopsis", "bovine", "porcine", "pig", "pigs", "chicken", "xenopus",
-              "dog", "dogs", "canine", "sheep", "cattle", "monkey", "monkeys", "macaque",
-              "rodent", "rodents", "knockout", "transgenic"),
-}
-# The animals among SPECIES_WORDS["other"], each by its own words ("rodent", "knockout"
-# name none of them).
+# Each animal a document can be about, by its own words.
 ANIMAL_WORDS = {
     "mouse": ("mouse", "mice", "murine"), "rat": ("rat", "rats"),
     "hamster": ("hamster", "hamsters"), "rabbit": ("rabbit", "rabbits"),
@@ -60,6 +48,15 @@ ANIMAL_WORDS = {
     "pig": ("porcine", "pig", "pigs"), "chicken": ("chicken",), "frog": ("xenopus",),
     "dog": ("dog", "dogs", "canine"), "sheep": ("sheep",),
     "monkey": ("monkey", "monkeys", "macaque"),
+}
+# Words that say which species a document is about, counted in its text: "other" is every
+# animal's words and those that name no one animal ("rodent", "knockout").
+SPECIES_WORDS = {
+    "human": ("human", "humans", "patient", "patients", "man", "men", "woman", "women",
+              "child", "children", "people", "individuals", "subjects", "families",
+              "proband", "probands"),
+    "other": tuple(word for words in ANIMAL_WORDS.values() for word in words)
+    + ("rodent", "rodents", "knockout", "transgenic"),
 }
 _WORD = re.compile(r"[A-Za-z]+")
 _KIND_OF_WORD = {word: kind for kind, words in SPECIES_WORDS.items() for word in words}
